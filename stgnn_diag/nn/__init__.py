@@ -1,0 +1,12 @@
+"""Layers: diagonal-regularized temporal attention, graph convolutions, positional encodings."""
+from .adaptive_adjacency import AdaptiveAdjacency
+from .diagonal import DIAG_MODES, diagonal_logit_bias
+from .diffusion_conv import DiffusionConv
+from .graph_utils import as_edge_index, check_edge_index, random_walk_weights
+from .positional import PE_KINDS, PositionalEncoding
+from .temporal_attention import TemporalAttention
+
+__all__ = [
+    "AdaptiveAdjacency", "DIAG_MODES", "diagonal_logit_bias", "DiffusionConv", "as_edge_index",
+    "check_edge_index", "random_walk_weights", "PE_KINDS", "PositionalEncoding", "TemporalAttention",
+]

@@ -1,0 +1,169 @@
+"""Multi-head temporal self-attention with the diagonal regularizers of the diagonal-sink paper."""
+from __future__ import annotations
+
+import math
+from typing import Optional, Tuple, Union
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor, nn
+
+from .diagonal import check_diag_args, diagonal_logit_bias
+
+
+class TemporalAttention(nn.Module):
+    r"""Self-attention along the time axis of ``[batch, time, nodes, channels]``, per node.
+
+    Each node's sequence attends over its own T steps (nodes never mix here). The diagonal
+    regularizers act on the logits ``q_i k_j / sqrt(d_k)`` before the softmax:
+
+    * ``diag="none"``: plain attention (paper variant (b)).
+    * ``diag="mask"``: logit (i, i) = -inf in training and evaluation; the softmax renormalises
+      over the other T - 1 keys (variant (c)).
+    * ``diag="dropout"``: in training only, each forward call draws one Bernoulli(``diag_p``) vector
+      of length T (shared by batch, nodes and heads, a fresh draw per layer); the chosen diagonal
+      logits get -inf, without 1 / (1 - p) rescaling (variant (d)).
+    * ``diag="penalty"``: ``diag_penalty`` (the paper uses a negative value, e.g. -0.05) is added to
+      every diagonal logit after the 1 / sqrt(d_k) scaling, in training and evaluation (variant (e)).
+      With ``learn_penalty=True`` it becomes one learnable parameter per head, initialised from
+      ``diag_penalty``.
+
+    ``residual=False`` removes the skip connection (variant (a)).
+
+    With ``causal=True`` query i only sees keys j <= i. Combined with a removed diagonal, query 0
+    has no admissible key at all; instead of the NaN of a softmax over ``-inf`` its attention
+    weights are defined as all zero, so its attention output is zero and the layer returns the
+    residual (``x``) there, or zero without residual. This holds for ``"mask"`` always and for
+    ``"dropout"`` whenever the draw removes step 0.
+
+    Args:
+        dim: channels of the input and output (``d``).
+        heads: number of heads; ``dim % heads`` must be 0, head width ``d_k = dim / heads``.
+        diag: ``"none"``, ``"mask"``, ``"dropout"`` or ``"penalty"``.
+        diag_p: diagonal drop probability for ``"dropout"``, in [0, 1).
+        diag_penalty: additive diagonal logit for ``"penalty"``.
+        residual: add the input to the output.
+        causal: forbid attention to future steps.
+        dropout: dropout on the attention weights (training only).
+        out_dropout: dropout on the attention sub-layer output before the residual sum.
+        learn_penalty: make the penalty a learnable per-head parameter (``diag="penalty"`` only).
+        bias: use biases in the query/key/value and output projections.
+
+    Shapes:
+        - input ``x``: ``[batch, time, nodes, dim]``
+        - output: ``[batch, time, nodes, dim]``, and with ``return_attention=True`` also the
+          attention weights ``[batch, nodes, heads, time, time]`` (rows = queries; each row sums
+          to 1, or to 0 for a query left without keys; taken before attention dropout).
+    """
+
+    def __init__(
+        self,
+        dim: int,
+        heads: int = 1,
+        diag: str = "none",
+        diag_p: float = 0.0,
+        diag_penalty: float = 0.0,
+        residual: bool = True,
+        causal: bool = False,
+        dropout: float = 0.0,
+        out_dropout: float = 0.0,
+        learn_penalty: bool = False,
+        bias: bool = True,
+    ):
+        super().__init__()
+        if not isinstance(dim, int) or dim <= 0 or not isinstance(heads, int) or heads <= 0:
+            raise ValueError(f"dim and heads must be positive integers, got dim={dim!r}, heads={heads!r}.")
+        if dim % heads != 0:
+            raise ValueError(f"dim ({dim}) must be divisible by heads ({heads}); head width = dim / heads.")
+        check_diag_args(diag, diag_p, diag_penalty)
+        if learn_penalty and diag != "penalty":
+            raise ValueError("learn_penalty=True needs diag='penalty'.")
+        if diag_p and diag != "dropout":
+            raise ValueError(f"diag_p={diag_p} has no effect with diag={diag!r}; use diag='dropout'.")
+        if diag_penalty and diag != "penalty":
+            raise ValueError(f"diag_penalty={diag_penalty} has no effect with diag={diag!r}; use diag='penalty'.")
+        if not 0.0 <= dropout < 1.0 or not 0.0 <= out_dropout < 1.0:
+            raise ValueError(f"dropout rates must be in [0, 1), got {dropout!r} and {out_dropout!r}.")
+        self.dim, self.heads, self.head_dim = dim, heads, dim // heads
+        self.diag, self.diag_p = diag, float(diag_p)
+        self.residual, self.causal, self.dropout = residual, causal, float(dropout)
+        self.learn_penalty = learn_penalty
+        self.qkv = nn.Linear(dim, 3 * dim, bias=bias)
+        self.out = nn.Linear(dim, dim, bias=bias)
+        self.out_dropout = nn.Dropout(out_dropout)
+        if learn_penalty:
+            self.penalty = nn.Parameter(torch.full((heads,), float(diag_penalty)))
+        else:
+            self.register_buffer("penalty", torch.tensor(float(diag_penalty)), persistent=False)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        nn.init.xavier_uniform_(self.qkv.weight)
+        nn.init.xavier_uniform_(self.out.weight)
+        for lin in (self.qkv, self.out):
+            if lin.bias is not None:
+                nn.init.zeros_(lin.bias)
+
+    @property
+    def scale(self) -> float:
+        return 1.0 / math.sqrt(self.head_dim)
+
+    def logit_bias(self, t: int, device=None, dtype=torch.float32) -> Tuple[Optional[Tensor], Optional[Tensor]]:
+        """The additive logit bias ``[T, T]`` / ``[heads, T, T]`` and empty query rows ``[T]`` for this call.
+
+        In ``"dropout"`` mode during training each call draws a new diagonal drop pattern.
+        """
+        return diagonal_logit_bias(
+            t, self.diag, diag_p=self.diag_p,
+            penalty=self.penalty if self.diag == "penalty" else None,
+            causal=self.causal, training=self.training, device=device, dtype=dtype,
+        )
+
+    def project_qkv(self, x: Tensor) -> Tuple[Tensor, Tensor, Tensor]:
+        """Queries, keys and values ``[batch, nodes, heads, time, head_dim]`` from ``x [b, t, n, d]``."""
+        b, t, n, _ = x.shape
+        qkv = self.qkv(x).view(b, t, n, 3, self.heads, self.head_dim)
+        q, k, v = qkv.permute(3, 0, 2, 4, 1, 5).unbind(0)
+        return q, k, v
+
+    def forward(self, x: Tensor, return_attention: bool = False) -> Union[Tensor, Tuple[Tensor, Tensor]]:
+        if not isinstance(x, Tensor):
+            raise TypeError(f"x must be a torch.Tensor, got {type(x).__name__}.")
+        if x.dim() != 4:
+            raise ValueError(f"x must have shape [batch, time, nodes, channels], got {tuple(x.shape)} "
+                             f"(rank {x.dim()}); add missing axes with unsqueeze.")
+        if x.size(-1) != self.dim:
+            raise ValueError(f"x has {x.size(-1)} channels but the layer was built with dim={self.dim}.")
+        b, t, n, d = x.shape
+        q, k, v = self.project_qkv(x)
+        bias, empty = self.logit_bias(t, device=x.device, dtype=x.dtype)
+        p_drop = self.dropout if self.training else 0.0
+        attn = None
+        if return_attention:
+            logits = (q @ k.transpose(-1, -2)) * self.scale
+            if bias is not None:
+                logits = logits + bias
+            attn = torch.softmax(logits, dim=-1)
+            if empty is not None:
+                attn = attn.masked_fill(empty.unsqueeze(-1), 0.0)
+            h = F.dropout(attn, p_drop, training=True) @ v if p_drop > 0 else attn @ v
+        else:
+            # Fused kernel; the regularizers enter as an additive float mask on the scaled logits.
+            mask = None if bias is None else bias.expand(self.heads, t, t) if bias.dim() == 3 else bias
+            h = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=p_drop)
+        # [b, n, heads, t, dk] -> [b, t, n, d]
+        h = h.permute(0, 3, 1, 2, 4).reshape(b, t, n, d)
+        y = self.out_dropout(self.out(h))
+        if empty is not None:  # queries without keys: no attention contribution at all
+            y = y.masked_fill(empty.view(1, t, 1, 1), 0.0)
+        if self.residual:
+            y = x + y
+        return (y, attn) if return_attention else y
+
+    def extra_repr(self) -> str:
+        s = f"{self.dim}, heads={self.heads}, diag={self.diag!r}"
+        if self.diag == "dropout":
+            s += f", diag_p={self.diag_p}"
+        if self.diag == "penalty":
+            s += f", diag_penalty={self.penalty.detach().tolist()}" + (", learnable" if self.learn_penalty else "")
+        return s + f", residual={self.residual}, causal={self.causal}"

@@ -1,0 +1,7 @@
+"""The model zoo: registry plus the built-in entries (imported here so they register)."""
+from . import attention_variants  # noqa: F401  (registers the entries)
+from .registry import (ModelEntry, UnknownModelError, create_model, get_entry, list_models, register_model,
+                       register_namespace)
+
+__all__ = ["ModelEntry", "UnknownModelError", "create_model", "get_entry", "list_models", "register_model",
+           "register_namespace"]

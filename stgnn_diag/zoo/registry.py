@@ -1,0 +1,116 @@
+"""A timm-style model registry: ``register_model``, ``create_model``, ``list_models``.
+
+Entries are small functions returning an ``nn.Module``; their keyword defaults are the entry's
+configuration and ``create_model(name, **overrides)`` overrides any of them. Names may carry a
+namespace (``"tsl:GraphWaveNetModel"``); a namespace is served by a provider registered with
+:func:`register_namespace`, so optional integrations stay lazy.
+"""
+from __future__ import annotations
+
+import difflib
+import fnmatch
+import inspect
+from dataclasses import dataclass, field
+from typing import Callable, Dict, List, Optional, Tuple
+
+from torch import nn
+
+
+class UnknownModelError(ValueError):
+    """Raised for a name that is not in the zoo; the message lists the closest registered names."""
+
+
+@dataclass(frozen=True)
+class ModelEntry:
+    """One zoo entry: its name, factory, one-line summary and default configuration."""
+
+    name: str
+    fn: Callable[..., nn.Module]
+    summary: str
+    defaults: Dict[str, object] = field(default_factory=dict)
+    tags: Tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Namespace:
+    """A provider of ``prefix:Name`` entries: ``names()`` lists them, ``create(name, **kw)`` builds one."""
+
+    names: Callable[[], List[str]]
+    create: Callable[..., nn.Module]
+
+
+_ENTRIES: Dict[str, ModelEntry] = {}
+_NAMESPACES: Dict[str, Namespace] = {}
+
+
+def register_model(fn: Optional[Callable] = None, *, name: Optional[str] = None, tags: Tuple[str, ...] = ()):
+    """Decorator adding an entry-point function to the zoo (under ``name`` or the function's name).
+
+    Example::
+
+        @register_model
+        def my_tts(**kwargs):
+            \"\"\"A TTS model with 2 temporal layers.\"\"\"
+            return TTSAttentionModel(**{"input_size": 1, "temporal_layers": 2, **kwargs})
+    """
+
+    def wrap(f: Callable) -> Callable:
+        key = name or f.__name__
+        if ":" in key:
+            raise ValueError(f"Model name {key!r} may not contain ':' (reserved for namespaces).")
+        if key in _ENTRIES:
+            raise ValueError(f"A model named {key!r} is already registered.")
+        doc = inspect.getdoc(f) or ""
+        defaults = getattr(f, "defaults", None)
+        if defaults is None:
+            defaults = {k: p.default for k, p in inspect.signature(f).parameters.items()
+                        if p.default is not inspect.Parameter.empty}
+        _ENTRIES[key] = ModelEntry(key, f, doc.splitlines()[0] if doc else "", dict(defaults), tuple(tags))
+        return f
+
+    return wrap(fn) if fn is not None else wrap
+
+
+def register_namespace(prefix: str, names: Callable[[], List[str]], create: Callable[..., nn.Module]) -> None:
+    """Serve ``prefix:Name`` entries from an integration (tsl, PyG Temporal, ...)."""
+    _NAMESPACES[prefix] = Namespace(names, create)
+
+
+def _all_names() -> List[str]:
+    out = sorted(_ENTRIES)
+    for prefix, ns in sorted(_NAMESPACES.items()):
+        out += [f"{prefix}:{n}" for n in ns.names()]
+    return out
+
+
+def list_models(pattern: Optional[str] = None) -> List[str]:
+    """Sorted registered names, optionally filtered by a shell-style ``pattern`` (``"tas_*"``)."""
+    names = _all_names()
+    return names if pattern is None else [n for n in names if fnmatch.fnmatchcase(n, pattern)]
+
+
+def _unknown(name: str) -> UnknownModelError:
+    close = difflib.get_close_matches(name, _all_names(), n=5, cutoff=0.5)
+    hint = f" Did you mean: {', '.join(close)}?" if close else ""
+    return UnknownModelError(f"Unknown model {name!r}.{hint} See stgnn_diag.list_models() or `stgnn-diag models`.")
+
+
+def get_entry(name: str) -> ModelEntry:
+    """The :class:`ModelEntry` of a (non-namespaced) registered name."""
+    if not isinstance(name, str):
+        raise TypeError(f"Model name must be a string, got {type(name).__name__}.")
+    if name not in _ENTRIES:
+        raise _unknown(name)
+    return _ENTRIES[name]
+
+
+def create_model(name: str, **overrides) -> nn.Module:
+    """Build a registered model; ``overrides`` replace the entry's defaults (e.g. ``n_nodes=207``)."""
+    if isinstance(name, str) and ":" in name:
+        prefix, sub = name.split(":", 1)
+        if prefix not in _NAMESPACES:
+            raise _unknown(name)
+        if sub not in _NAMESPACES[prefix].names():
+            raise _unknown(name)
+        return _NAMESPACES[prefix].create(sub, **overrides)
+    return get_entry(name).fn(**overrides)
