@@ -9,6 +9,9 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from .diagonal import check_diag_args, diagonal_logit_bias
+from .short_softmax import short_softmax
+
+BACKENDS = ("auto", "sdpa", "explicit")
 
 
 class TemporalAttention(nn.Module):
@@ -48,6 +51,10 @@ class TemporalAttention(nn.Module):
         out_dropout: dropout on the attention sub-layer output before the residual sum.
         learn_penalty: make the penalty a learnable per-head parameter (``diag="penalty"`` only).
         bias: use biases in the query/key/value and output projections.
+        backend: ``"sdpa"`` (``F.scaled_dot_product_attention`` with the regularizers as an additive
+            float mask: fused kernels on GPUs), ``"explicit"`` (batched matmuls and a short-row
+            softmax: faster on CPU, where SDPA falls back to a slow math path for T ~ 12), or
+            ``"auto"`` (explicit on CPU, SDPA elsewhere). All give the same result.
 
     Shapes:
         - input ``x``: ``[batch, time, nodes, dim]``
@@ -69,6 +76,7 @@ class TemporalAttention(nn.Module):
         out_dropout: float = 0.0,
         learn_penalty: bool = False,
         bias: bool = True,
+        backend: str = "auto",
     ):
         super().__init__()
         if not isinstance(dim, int) or dim <= 0 or not isinstance(heads, int) or heads <= 0:
@@ -88,6 +96,9 @@ class TemporalAttention(nn.Module):
         self.diag, self.diag_p = diag, float(diag_p)
         self.residual, self.causal, self.dropout = residual, causal, float(dropout)
         self.learn_penalty = learn_penalty
+        if backend not in BACKENDS:
+            raise ValueError(f"Unknown backend {backend!r}; choose one of {BACKENDS}.")
+        self.backend = backend
         self.qkv = nn.Linear(dim, 3 * dim, bias=bias)
         self.out = nn.Linear(dim, dim, bias=bias)
         self.out_dropout = nn.Dropout(out_dropout)
@@ -139,14 +150,15 @@ class TemporalAttention(nn.Module):
         bias, empty = self.logit_bias(t, device=x.device, dtype=x.dtype)
         p_drop = self.dropout if self.training else 0.0
         attn = None
-        if return_attention:
-            logits = (q @ k.transpose(-1, -2)) * self.scale
+        use_sdpa = self.backend == "sdpa" or (self.backend == "auto" and x.device.type != "cpu")
+        if return_attention or not use_sdpa:
+            logits = (q * self.scale) @ k.transpose(-1, -2)
             if bias is not None:
                 logits = logits + bias
-            attn = torch.softmax(logits, dim=-1)
+            attn = short_softmax(logits)
             if empty is not None:
                 attn = attn.masked_fill(empty.unsqueeze(-1), 0.0)
-            h = F.dropout(attn, p_drop, training=True) @ v if p_drop > 0 else attn @ v
+            h = F.dropout(attn, p_drop) @ v if p_drop > 0 else attn @ v
         else:
             # Fused kernel; the regularizers enter as an additive float mask on the scaled logits.
             mask = None if bias is None else bias.expand(self.heads, t, t) if bias.dim() == 3 else bias

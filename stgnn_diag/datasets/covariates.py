@@ -1,0 +1,51 @@
+"""Calendar covariates: time of day and day of week.
+
+Encoding used across the package (``EXOG_SIZE = 8`` channels):
+
+* channel 0: time of day, fraction of the day in ``[0, 1)`` (00:00 -> 0, 23:55 -> 287/288), as DCRNN;
+* channels 1..7: day of week, one-hot, Monday = channel 1 ... Sunday = channel 7
+  (pandas' ``dayofweek`` order, Monday = 0).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+#: Number of covariate channels returned by :func:`calendar_covariates`.
+EXOG_SIZE = 8
+
+_NS_PER_DAY = 86_400 * 10**9
+
+
+def time_of_day(timestamps: np.ndarray) -> np.ndarray:
+    """Fraction of the day elapsed.
+
+    Shapes:
+        timestamps: ``[time]`` datetime64 -> ``[time]`` float64 in ``[0, 1)``.
+    """
+    ts = np.asarray(timestamps).astype("datetime64[ns]")
+    ns = (ts - ts.astype("datetime64[D]")).astype("timedelta64[ns]").astype(np.int64)
+    return ns / _NS_PER_DAY
+
+
+def day_of_week(timestamps: np.ndarray) -> np.ndarray:
+    """Day of week, Monday = 0 ... Sunday = 6 (1970-01-01 was a Thursday = 3).
+
+    Shapes:
+        timestamps: ``[time]`` datetime64 -> ``[time]`` int64.
+    """
+    days = np.asarray(timestamps).astype("datetime64[D]").astype(np.int64)
+    return (days + 3) % 7
+
+
+def calendar_covariates(timestamps: np.ndarray) -> np.ndarray:
+    """Time of day and one-hot day of week.
+
+    Shapes:
+        timestamps: ``[time]`` -> ``[time, 8]`` float32 (``[tod, mon, tue, wed, thu, fri, sat, sun]``).
+    """
+    tod = time_of_day(timestamps)
+    dow = day_of_week(timestamps)
+    out = np.zeros((tod.shape[0], EXOG_SIZE), dtype=np.float32)
+    out[:, 0] = tod
+    out[np.arange(tod.shape[0]), 1 + dow] = 1.0
+    return out

@@ -1,0 +1,97 @@
+"""Data-root resolution order: explicit root > $STGNN_DIAG_DATA > default folder > download."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from stgnn_diag.datasets import files, resolve_data_root
+from stgnn_diag.datasets import root as root_mod
+
+
+@pytest.fixture
+def roots(tmp_path, make_tiny, monkeypatch):
+    """Three complete tiny roots (explicit / env / default) and an isolated environment."""
+    out = {}
+    for seed, name in enumerate(("explicit", "env", "default")):
+        make_tiny(tmp_path / name / "metr_la", seed=seed)
+        out[name] = tmp_path / name
+    monkeypatch.setenv("STGNN_DIAG_DATA", str(out["env"]))
+    monkeypatch.delenv("STGNN_DIAG_DATA_URL", raising=False)
+    monkeypatch.setattr(root_mod, "default_data_root", lambda: out["default"])
+    return out
+
+
+def test_explicit_root_wins(roots):
+    assert resolve_data_root(roots["explicit"]) == roots["explicit"]
+    assert resolve_data_root(str(roots["explicit"])) == roots["explicit"]
+
+
+def test_env_var_beats_default(roots):
+    assert resolve_data_root() == roots["env"]
+
+
+def test_default_when_no_env(roots, monkeypatch):
+    monkeypatch.delenv("STGNN_DIAG_DATA")
+    assert resolve_data_root() == roots["default"]
+
+
+def test_download_into_empty_default(roots, monkeypatch, tmp_path, http_folder, make_tiny):
+    served, url = http_folder
+    make_tiny(served / "metr_la", seed=5)
+    # the tiny files are not the pinned ones: the checksum refuses them, nothing is kept
+    monkeypatch.delenv("STGNN_DIAG_DATA")
+    empty = tmp_path / "empty_default"
+    monkeypatch.setattr(root_mod, "default_data_root", lambda: empty)
+    monkeypatch.setenv("STGNN_DIAG_DATA_URL", url + "/metr_la")
+    with pytest.raises(ValueError, match="sha256 mismatch"):
+        resolve_data_root(progress=False)
+    assert not any(p.is_file() for p in empty.rglob("*"))
+
+
+@pytest.mark.realdata
+def test_download_when_missing_real_files(monkeypatch, tmp_path, http_folder, link_metr_la):
+    served, url = http_folder
+    link_metr_la(served / "metr_la", names=files.DOWNLOAD_FILES)
+    monkeypatch.delenv("STGNN_DIAG_DATA", raising=False)
+    empty = tmp_path / "default"
+    monkeypatch.setattr(root_mod, "default_data_root", lambda: empty)
+    monkeypatch.setenv("STGNN_DIAG_DATA_URL", url + "/metr_la")
+    assert resolve_data_root(progress=False) == empty
+    assert files.is_complete(empty / "metr_la")
+
+
+def test_missing_without_download_is_clear(tmp_path, monkeypatch):
+    monkeypatch.delenv("STGNN_DIAG_DATA_URL", raising=False)
+    with pytest.raises(FileNotFoundError) as info:
+        resolve_data_root(tmp_path / "nothing", download=False)
+    msg = str(info.value)
+    assert "STGNN_DIAG_DATA" in msg and "metr-la.npz" in msg and "the root argument" in msg
+    with pytest.raises(FileNotFoundError, match="STGNN_DIAG_DATA_URL"):
+        resolve_data_root(tmp_path / "nothing")  # download wanted but no source
+
+
+def test_explicit_root_is_not_swapped_for_env(roots, tmp_path):
+    with pytest.raises(FileNotFoundError):
+        resolve_data_root(tmp_path / "nothing", download=False)
+
+
+def test_root_may_be_the_metr_la_folder(roots):
+    folder = roots["explicit"] / "metr_la"
+    assert resolve_data_root(folder) == folder
+    from stgnn_diag.datasets import MetrLA
+
+    assert MetrLA(folder, download=False).folder == folder
+
+
+def test_default_root_is_repo_datasets_folder():
+    repo = Path(__file__).resolve().parents[2]
+    assert root_mod.default_data_root() == repo / "datasets"
+    gitignore = (repo / "datasets" / ".gitignore").read_text().split()
+    assert "*" in gitignore and "!README.md" in gitignore and "!.gitignore" in gitignore
+
+
+@pytest.mark.realdata
+def test_env_var_pointing_at_shared_data(metr_la_root, monkeypatch):
+    monkeypatch.setenv("STGNN_DIAG_DATA", str(metr_la_root))
+    assert resolve_data_root(download=False) == metr_la_root
