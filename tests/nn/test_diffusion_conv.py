@@ -32,9 +32,10 @@ def test_one_forward_hop_moves_information_along_the_edges():
 
 
 @pytest.mark.parametrize("k", [1, 2, 3])
-def test_matches_dense_dcrnn_closed_form(k):
+@pytest.mark.parametrize("dense_max_nodes", [0, 2048])  # 0: PyG gather/scatter path; 2048: dense path
+def test_matches_dense_dcrnn_closed_form(k, dense_max_nodes):
     torch.manual_seed(0)
-    conv = DiffusionConv(4, 5, k=k).double()
+    conv = DiffusionConv(4, 5, k=k, dense_max_nodes=dense_max_nodes).double()
     x = torch.randn(2, 3, 3, 4, dtype=torch.float64)
     _, pf, pb = dense_supports()
     terms = [x]

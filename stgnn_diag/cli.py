@@ -1,0 +1,156 @@
+"""The ``stgnn-diag`` command line: ``models``, ``train``, ``evaluate``, ``sensitivity``."""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Dict, List, Optional
+
+from .tables import format_metrics_table
+
+
+def _models(args) -> int:
+    from .zoo import get_entry, list_models
+    from .zoo.cards import parameter_count
+
+    names = list_models(args.pattern)
+    width = max((len(n) for n in names), default=10)
+    print(f"{'name':{width}s}  {'params':>8s}  summary")
+    for n in names:
+        if ":" in n:
+            print(f"{n:{width}s}  {'-':>8s}  (integration entry)")
+            continue
+        print(f"{n:{width}s}  {parameter_count(n):8d}  {get_entry(n).summary}")
+    return 0
+
+
+def _train(args) -> int:
+    from .training import TrainConfig, evaluate, train
+
+    overrides = {}
+    if args.hidden_size is not None:
+        overrides["hidden_size"] = args.hidden_size
+    for kv in args.set or []:
+        k, _, v = kv.partition("=")
+        overrides[k] = json.loads(v) if v[:1] in "[{0123456789-tfn" and v not in ("nan",) else v
+    out = args.out or f"runs/{args.model}-{args.protocol}-h{args.horizon}-{args.budget}-s{args.seed}"
+    cfg = TrainConfig(model=args.model, out=out, protocol=args.protocol, horizon=args.horizon, window=args.window,
+                      budget=args.budget, seed=args.seed, covariates=args.covariates, data_root=args.data_root,
+                      model_overrides=overrides or None, max_windows=args.max_windows,
+                      max_epochs=args.max_epochs, batch_size=args.batch_size,
+                      limit_train_batches=args.limit_train_batches, limit_val_batches=args.limit_val_batches,
+                      lr=args.lr, patience=args.patience, accelerator=args.accelerator, devices=args.devices,
+                      strategy=args.strategy, num_nodes=args.num_nodes, progress=not args.no_progress,
+                      resume=args.resume, overwrite=args.overwrite)
+    result = train(cfg)
+    if not result:  # non-zero DDP rank
+        return 0
+    rows = [result]
+    if not args.no_baselines:
+        for b in ("last_value", "last_value_ffill", "historical_average"):
+            rows.append(evaluate(b, data_root=args.data_root, protocol=args.protocol, horizon=args.horizon,
+                                 window=args.window, max_windows=args.max_windows, progress=False))
+    print(f"\nrun folder: {out}  (metrics.json, metrics.csv, loss_curve.png, checkpoints/)")
+    print(f"test set, protocol {args.protocol}, horizon {args.horizon}, budget {args.budget}, "
+          f"trained {result['train_time_s']} s:\n")
+    print(format_metrics_table(rows, horizon=args.horizon))
+    return 0
+
+
+def _evaluate(args) -> int:
+    from .training import evaluate
+
+    result = evaluate(args.model, args.checkpoint, data_root=args.data_root, protocol=args.protocol,
+                      horizon=args.horizon, split=args.split, max_windows=args.max_windows,
+                      progress=not args.no_progress)
+    print(format_metrics_table([result], horizon=result["horizon"]))
+    if args.json:
+        from .training.run_dir import write_json
+
+        write_json(Path(args.json), {**result["metrics"], "model": result["model"], "protocol": result["protocol"],
+                                     "horizon": result["horizon"], "split": result["split"]})
+        print(f"wrote {args.json}")
+    return 0
+
+
+def _add_data_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--data-root", help="folder holding metr_la/ (default: $STGNN_DIAG_DATA, then datasets/)")
+    p.add_argument("--max-windows", type=int, help="keep at most this many windows per split (smoke runs)")
+    p.add_argument("--no-progress", action="store_true", help="no progress bars")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="stgnn-diag", description="Diagonal-regularized temporal attention "
+                                     "for spatio-temporal GNNs: zoo, training, evaluation, sensitivity.")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("models", help="list the zoo with parameter counts (207 nodes)")
+    p.add_argument("pattern", nargs="?", help="shell-style filter, e.g. 'tts_*'")
+    p.set_defaults(func=_models)
+
+    p = sub.add_parser("train", help="train a zoo model on METR-LA, test it, compare with the baselines",
+                       formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    p.add_argument("--model", required=True, help="zoo name (see `stgnn-diag models`)")
+    p.add_argument("--budget", default="cpu-small", help="preset: cpu-small (<= 10 min on 2 cores) or paper (GPU)")
+    p.add_argument("--protocol", default="dcrnn", help="dcrnn (canonical) or paper (the ESANN authors' split)")
+    p.add_argument("--horizon", type=int, default=12, help="predicted steps (12 or 36)")
+    p.add_argument("--window", type=int, default=12, help="input steps")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--covariates", default="auto", help="none, tod, tod_dow, or auto (the entry's choice)")
+    p.add_argument("--out", help="run folder (default runs/<model>-<protocol>-h<H>-<budget>-s<seed>)")
+    p.add_argument("--resume", action="store_true", help="continue the run in --out from its last checkpoint")
+    p.add_argument("--overwrite", action="store_true", help="start over in an --out that holds a run")
+    p.add_argument("--max-epochs", type=int)
+    p.add_argument("--batch-size", type=int)
+    p.add_argument("--limit-train-batches", type=int)
+    p.add_argument("--limit-val-batches", type=int)
+    p.add_argument("--lr", type=float)
+    p.add_argument("--patience", type=int, help="early-stopping patience (epochs)")
+    p.add_argument("--hidden-size", type=int)
+    p.add_argument("--set", action="append", metavar="KEY=VALUE", help="any other model override (repeatable)")
+    p.add_argument("--accelerator", default="cpu", help="Lightning accelerator: cpu, gpu, auto")
+    p.add_argument("--devices", default=1, type=lambda s: s if s == "auto" else int(s))
+    p.add_argument("--strategy", default="auto", help="Lightning strategy, e.g. ddp")
+    p.add_argument("--num-nodes", type=int, default=1, help="machines for multi-node DDP")
+    p.add_argument("--no-baselines", action="store_true", help="do not evaluate the baselines after training")
+    _add_data_args(p)
+    p.set_defaults(func=_train)
+
+    p = sub.add_parser("evaluate", help="test-set metrics of a checkpoint or a baseline")
+    p.add_argument("--model", help="baseline name (last_value, last_value_ffill, historical_average) or the "
+                   "model expected in --checkpoint")
+    p.add_argument("--checkpoint", help="a checkpoint written by `stgnn-diag train`")
+    p.add_argument("--protocol", help="dcrnn or paper (default: the checkpoint's, else dcrnn)")
+    p.add_argument("--horizon", type=int, help="default: the checkpoint's, else 12")
+    p.add_argument("--split", default="test", choices=("train", "val", "test"))
+    p.add_argument("--json", help="write the metrics (mae@3, rmse@12, mape@6, mae@avg, ...) to this file")
+    _add_data_args(p)
+    p.set_defaults(func=_evaluate)
+
+    try:
+        from .sensitivity import cli as sensitivity_cli
+    except ImportError:  # the sensitivity toolkit is optional at import time
+        sensitivity_cli = None
+    if sensitivity_cli is not None:
+        sensitivity_cli.add_parser(sub)
+    return parser
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command == "evaluate" and not (args.model or args.checkpoint):
+        parser.error("evaluate needs --model BASELINE or --checkpoint PATH")
+    try:
+        return args.func(args)
+    except (ValueError, FileNotFoundError, RuntimeError) as e:  # our clear errors: no traceback
+        print(f"stgnn-diag {args.command}: error: {e}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print(f"\nstgnn-diag {args.command}: interrupted; resume a training run with --resume.", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

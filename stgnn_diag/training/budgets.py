@@ -1,0 +1,62 @@
+"""Named training budgets: what a run may spend, so CPU runs are practical and honest."""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, replace
+from typing import Dict, Optional
+
+
+@dataclass(frozen=True)
+class Budget:
+    """Training budget and schedule.
+
+    Attributes:
+        max_epochs: epochs (an "epoch" is ``limit_train_batches`` batches when that is set).
+        batch_size: windows per batch.
+        limit_train_batches: batches per epoch (None: the whole training split).
+        limit_val_batches: validation batches per epoch (None: all).
+        lr, weight_decay: AdamW.
+        warmup_epochs: linear warm-up, then cosine decay to ``min_lr`` over the remaining epochs.
+        grad_clip: gradient-norm clipping.
+        patience: early-stopping patience in epochs on validation MAE (None: off).
+        model_overrides: zoo overrides applied by this budget (e.g. a smaller hidden size).
+    """
+
+    max_epochs: int
+    batch_size: int
+    limit_train_batches: Optional[int] = None
+    limit_val_batches: Optional[int] = None
+    lr: float = 2e-3
+    min_lr: float = 1e-6
+    weight_decay: float = 1e-4
+    warmup_epochs: float = 1.0
+    grad_clip: float = 5.0
+    patience: Optional[int] = 20
+    model_overrides: tuple = ()
+
+    def with_overrides(self, **kw) -> "Budget":
+        """A copy with the given fields replaced (``None`` values are ignored)."""
+        return replace(self, **{k: v for k, v in kw.items() if v is not None})
+
+    def to_dict(self) -> Dict:
+        d = asdict(self)
+        d["model_overrides"] = dict(self.model_overrides)
+        return d
+
+
+BUDGETS: Dict[str, Budget] = {
+    # Whole pipeline (data, training, test-set evaluation, baselines) in <= 10 minutes on 2 cores.
+    "cpu-small": Budget(max_epochs=3, batch_size=32, limit_train_batches=50, limit_val_batches=20,
+                        lr=3e-3, warmup_epochs=0.5, patience=None,
+                        model_overrides=(("hidden_size", 32),)),
+    # The diagonal-sink authors' schedule (PAPER.md): 150 epochs, batch 128, AdamW 2e-4,
+    # 5 warm-up epochs then cosine to 1e-6, clip 5, patience 20. For a GPU.
+    "paper": Budget(max_epochs=150, batch_size=128, lr=2e-4, min_lr=1e-6, weight_decay=1e-2,
+                    warmup_epochs=5, grad_clip=5.0, patience=20),
+}
+
+
+def get_budget(name: str) -> Budget:
+    """The preset ``name``; ``ValueError`` listing the presets for an unknown one."""
+    if name not in BUDGETS:
+        raise ValueError(f"Unknown budget {name!r}; choose one of {sorted(BUDGETS)}.")
+    return BUDGETS[name]

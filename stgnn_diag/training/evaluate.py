@@ -1,0 +1,122 @@
+"""Evaluation: test-set metrics of a checkpoint or a baseline under the canonical protocol."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Dict, Optional, Union
+
+import numpy as np
+import torch
+from tqdm.auto import tqdm
+
+from ..baselines import BASELINES, baseline_predict
+from ..datasets import MetrLA, WindowDataset, make_splits
+from ..metrics import default_steps, horizon_metrics
+
+
+class CheckpointError(ValueError):
+    """A checkpoint that cannot be used as asked (other model, other shape, other horizon ...)."""
+
+
+@torch.no_grad()
+def predict_split(module, splits, split: str = "test", batch_size: int = 64, progress: bool = True) -> np.ndarray:
+    """Predictions in mph of a :class:`ForecastModule` on one split.
+
+    Shapes:
+        returns ``[windows, horizon, nodes]`` float32.
+    """
+    ds: WindowDataset = splits[split]
+    was_training = module.training
+    module.eval()
+    out = []
+    starts = range(0, len(ds), batch_size)
+    for s in tqdm(starts, desc=f"predict {split}", disable=not progress, leave=False):
+        batch = ds[slice(s, min(s + batch_size, len(ds)))]
+        dev = module.scaler_mean.device
+        out.append(module(batch["x"].to(dev), batch["u"].to(dev))[..., 0].float().cpu().numpy())
+    module.train(was_training)
+    return np.concatenate(out)
+
+
+def score(pred: np.ndarray, ds: WindowDataset, horizon: int) -> Dict[str, float]:
+    """Masked MAE / RMSE / MAPE at the protocol's steps and pooled (``mae@3`` ... ``mae@avg``)."""
+    return horizon_metrics(pred, ds.targets(), steps=default_steps(horizon))
+
+
+def load_checkpoint(path: Union[str, Path], model: Optional[str] = None):
+    """Rebuild the :class:`ForecastModule` stored in one of our checkpoints.
+
+    Raises :class:`CheckpointError` when ``model`` names another model than the checkpoint's,
+    or when the weights do not fit the model the checkpoint describes. Only load checkpoints you
+    trust (they are pickles; ``weights_only=False`` is needed for the stored hyper-parameters).
+    """
+    from ..zoo import create_model
+    from .budgets import Budget
+    from .module import ForecastModule
+
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"No checkpoint at {path}.")
+    try:
+        ckpt = torch.load(path, map_location="cpu", weights_only=False)
+    except Exception as e:  # corrupt / truncated / not a checkpoint
+        raise CheckpointError(f"{path} is not a readable checkpoint ({type(e).__name__}: {e}).") from e
+    hp = ckpt.get("hyper_parameters", {}) if isinstance(ckpt, dict) else {}
+    if "model_name" not in hp:
+        raise CheckpointError(f"{path} is not a stgnn_diag training checkpoint (no model_name in it).")
+    if model is not None and model != hp["model_name"]:
+        raise CheckpointError(f"{path} holds a {hp['model_name']!r} model, not {model!r}.")
+    net = create_model(hp["model_name"], **hp["model_kwargs"])
+    state = ckpt["state_dict"]
+    ei, ew = state["edge_index"], state.get("edge_weight")
+    budget_fields = {k: v for k, v in hp["budget"].items() if k != "model_overrides"}
+    module = ForecastModule(net, ei, ew, state["scaler_mean"].flatten() if state["scaler_mean"].dim() else
+                            state["scaler_mean"], state["scaler_std"].flatten() if state["scaler_std"].dim() else
+                            state["scaler_std"], Budget(**budget_fields), hp["steps_per_epoch"],
+                            covariates=hp["covariates"], hparams={k: hp[k] for k in
+                                                                 ("model_name", "model_kwargs", "protocol",
+                                                                  "window", "horizon", "seed")})
+    try:
+        module.load_state_dict(state)
+    except RuntimeError as e:
+        raise CheckpointError(f"The weights in {path} do not fit {hp['model_name']} with {hp['model_kwargs']}: "
+                              f"{str(e).splitlines()[0]}") from e
+    return module.eval()
+
+
+def evaluate(model: Optional[str] = None, checkpoint: Optional[Union[str, Path]] = None, *,
+             data_root=None, protocol: Optional[str] = None, horizon: Optional[int] = None,
+             window: int = 12, split: str = "test", max_windows: Optional[int] = None,
+             batch_size: int = 64, progress: bool = True, splits=None) -> Dict[str, Any]:
+    """Metrics of a baseline (``model`` in ``BASELINES``) or of a checkpoint on ``split``.
+
+    For a checkpoint the protocol, window and horizon default to the ones it was trained with;
+    asking for another horizon raises :class:`CheckpointError`.
+    """
+    if checkpoint is None and model is None:
+        raise ValueError("Give a baseline name (model) or a checkpoint.")
+    module = None
+    if checkpoint is not None:
+        module = load_checkpoint(checkpoint, model)
+        hp = module.hparams
+        if horizon is not None and horizon != hp["horizon"]:
+            raise CheckpointError(f"The checkpoint's model predicts {hp['horizon']} steps; it cannot be "
+                                  f"evaluated at horizon {horizon}.")
+        horizon, window = hp["horizon"], hp["window"]
+        protocol = protocol or hp["protocol"]
+        name = hp["model_name"]
+    elif model not in BASELINES:
+        raise ValueError(f"{model!r} is not a baseline ({sorted(BASELINES)}); evaluate a trained model "
+                         f"with --checkpoint PATH.")
+    else:
+        name = model
+    protocol, horizon = protocol or "dcrnn", horizon or 12
+    if splits is None:
+        splits = make_splits(MetrLA(data_root, progress=progress), protocol, window=window, horizon=horizon,
+                             max_windows=max_windows)
+    if module is not None:
+        pred = predict_split(module, splits, split, batch_size=batch_size, progress=progress)
+    else:
+        pred = baseline_predict(model, splits, split)
+    return {"model": name, "protocol": protocol, "horizon": horizon, "split": split,
+            "windows": int(len(splits[split])), "checkpoint": str(checkpoint) if checkpoint else None,
+            "metrics": score(pred, splits[split], horizon)}

@@ -1,0 +1,162 @@
+"""``train``: fit a zoo model on METR-LA under a protocol and a budget, then test it."""
+from __future__ import annotations
+
+import platform
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Dict, Optional
+
+import lightning as L
+import torch
+from lightning.pytorch.callbacks import EarlyStopping, ModelCheckpoint, TQDMProgressBar
+from lightning.pytorch.loggers import CSVLogger
+
+from ..datasets import MetrLA, make_splits
+from ..zoo import create_model, get_entry
+from .budgets import Budget, get_budget
+from .data import WindowDataModule
+from .ddp_check import RankAgreement
+from .evaluate import predict_split, score
+from .module import COVARIATES, ForecastModule
+from .plots import plot_loss_curve
+from .run_dir import CHECKPOINTS, CONFIG_JSON, METRICS_JSON, prepare_run_dir, write_json
+
+
+@dataclass
+class TrainConfig:
+    """Everything that defines a training run (stored as ``config.json`` and in checkpoints)."""
+
+    model: str
+    out: str
+    protocol: str = "dcrnn"
+    horizon: int = 12
+    window: int = 12
+    budget: str = "cpu-small"
+    seed: int = 0
+    covariates: str = "auto"
+    data_root: Optional[str] = None
+    model_overrides: Optional[Dict[str, Any]] = None
+    max_windows: Optional[int] = None     # thin every split (tests / smoke runs)
+    # budget overrides (None: the preset's value)
+    max_epochs: Optional[int] = None
+    batch_size: Optional[int] = None
+    limit_train_batches: Optional[int] = None
+    limit_val_batches: Optional[int] = None
+    lr: Optional[float] = None
+    patience: Optional[int] = None
+    # devices (passed through to Lightning)
+    accelerator: str = "cpu"
+    devices: Any = 1
+    strategy: str = "auto"
+    num_nodes: int = 1
+    checkpoint_every_n_steps: int = 25
+    progress: bool = True
+    resume: bool = False                  # continue the run in ``out`` from checkpoints/last.ckpt
+    overwrite: bool = False               # start over in an ``out`` that already holds a run
+
+
+def _resolve_covariates(model: str, covariates: str) -> str:
+    if covariates != "auto":
+        if covariates not in COVARIATES:
+            raise ValueError(f"Unknown covariates {covariates!r}; choose one of {sorted(COVARIATES)} or 'auto'.")
+        return covariates
+    # entries built for time of day only (paper_tas) keep it; others get time of day + weekday
+    return "tod" if get_entry(model).defaults.get("exog_size") == 1 else "tod_dow"
+
+
+def _git_commit() -> Optional[str]:
+    try:
+        return subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, timeout=5,
+                              cwd=Path(__file__).parent).stdout.strip() or None
+    except (OSError, subprocess.SubprocessError):
+        return None
+
+
+def environment() -> Dict[str, Any]:
+    """Versions and machine facts stored with every result."""
+    return {"python": platform.python_version(), "torch": torch.__version__, "lightning": L.__version__,
+            "machine": platform.machine(), "processor": platform.processor() or platform.machine(),
+            "threads": torch.get_num_threads(), "cuda": torch.cuda.is_available(), "git_commit": _git_commit()}
+
+
+def build(cfg: TrainConfig, budget: Budget, splits) -> ForecastModule:
+    """The model and its Lightning module for ``cfg`` on ``splits``."""
+    covariates = _resolve_covariates(cfg.model, cfg.covariates)
+    kwargs = {**dict(budget.model_overrides), **(cfg.model_overrides or {}),
+              "n_nodes": splits.n_nodes, "horizon": cfg.horizon, "window": cfg.window,
+              "exog_size": COVARIATES[covariates]}
+    model = create_model(cfg.model, **kwargs)
+    steps = len(splits.train) // budget.batch_size
+    if budget.limit_train_batches:
+        steps = min(steps, budget.limit_train_batches)
+    if steps == 0:
+        raise ValueError(f"The training split ({len(splits.train)} windows) holds no full batch of "
+                         f"{budget.batch_size}; lower --batch-size.")
+    hp = {"model_name": cfg.model, "model_kwargs": kwargs, "protocol": cfg.protocol,
+          "window": cfg.window, "horizon": cfg.horizon, "seed": cfg.seed}
+    return ForecastModule(model, splits.edge_index, splits.edge_weight, splits.scaler.mean, splits.scaler.std,
+                          budget, steps_per_epoch=steps, covariates=covariates, hparams=hp)
+
+
+def train(cfg: TrainConfig) -> Dict[str, Any]:
+    """Train ``cfg.model``, checkpoint every epoch (and every few steps), test the last model.
+
+    Writes into ``cfg.out``: ``config.json``, ``checkpoints/`` (``last.ckpt`` + one per epoch),
+    ``metrics.csv`` (per-epoch train / val MAE), ``metrics.json`` (test metrics, parameter count,
+    time, environment) and ``loss_curve.png``. Returns the ``metrics.json`` content.
+    """
+    get_entry(cfg.model)  # unknown model -> clear error before any work
+    budget = get_budget(cfg.budget).with_overrides(
+        max_epochs=cfg.max_epochs, batch_size=cfg.batch_size, limit_train_batches=cfg.limit_train_batches,
+        limit_val_batches=cfg.limit_val_batches, lr=cfg.lr, patience=cfg.patience)
+    out = Path(cfg.out)
+    resume_from = prepare_run_dir(out, resume=cfg.resume, overwrite=cfg.overwrite)
+    L.seed_everything(cfg.seed, workers=True, verbose=False)
+    data = MetrLA(cfg.data_root, progress=cfg.progress)
+    splits = make_splits(data, cfg.protocol, window=cfg.window, horizon=cfg.horizon, max_windows=cfg.max_windows)
+    module = build(cfg, budget, splits)
+    config = {k: v for k, v in vars(cfg).items() if k not in ("resume", "overwrite", "progress")}
+    config["budget_resolved"] = budget.to_dict()
+    if resume_from is None:
+        write_json(out / CONFIG_JSON, config)
+    callbacks = [
+        ModelCheckpoint(dirpath=out / CHECKPOINTS, filename="epoch{epoch:03d}", auto_insert_metric_name=False,
+                        save_top_k=-1, every_n_epochs=1, save_last=True),
+        # mid-epoch safety net: an interrupted epoch loses at most this many steps
+        ModelCheckpoint(dirpath=out / CHECKPOINTS, filename="last", every_n_train_steps=cfg.checkpoint_every_n_steps,
+                        save_top_k=1, enable_version_counter=False),
+    ]
+    agreement = RankAgreement(splits, batch_size=max(budget.batch_size, 64))
+    callbacks.append(agreement)
+    if budget.patience:
+        callbacks.append(EarlyStopping("val_mae", patience=budget.patience, mode="min"))
+    if cfg.progress:
+        callbacks.append(TQDMProgressBar(refresh_rate=5))
+    trainer = L.Trainer(
+        max_epochs=budget.max_epochs, limit_train_batches=budget.limit_train_batches,
+        limit_val_batches=budget.limit_val_batches, gradient_clip_val=budget.grad_clip,
+        accelerator=cfg.accelerator, devices=cfg.devices, strategy=cfg.strategy, num_nodes=cfg.num_nodes,
+        callbacks=callbacks, logger=CSVLogger(out, name="", version=""), enable_progress_bar=cfg.progress,
+        use_distributed_sampler=False, deterministic=True, enable_model_summary=False,
+        default_root_dir=out, num_sanity_val_steps=0)
+    t0 = time.perf_counter()
+    trainer.fit(module, datamodule=WindowDataModule(splits, budget.batch_size, seed=cfg.seed), ckpt_path=resume_from)
+    train_time = time.perf_counter() - t0
+    if trainer.global_rank != 0:
+        return {}
+    pred = predict_split(module, splits, "test", batch_size=max(budget.batch_size, 64), progress=cfg.progress)
+    result = {
+        "model": cfg.model, "protocol": cfg.protocol, "horizon": cfg.horizon, "budget": cfg.budget,
+        "seed": cfg.seed, "split": "test", "windows": int(len(splits.test)),
+        "metrics": score(pred, splits.test, cfg.horizon),
+        "parameters": sum(p.numel() for p in module.model.parameters()),
+        "epochs": trainer.current_epoch, "global_steps": trainer.global_step,
+        "train_time_s": round(train_time, 1), "resumed": resume_from is not None,
+        "ranks": agreement.report,
+        "environment": environment(), "config": config,
+    }
+    write_json(out / METRICS_JSON, result)
+    plot_loss_curve(out / "metrics.csv", out / "loss_curve.png", title=f"{cfg.model} ({cfg.protocol}, {cfg.budget})")
+    return result

@@ -1,0 +1,150 @@
+"""Training engine on real METR-LA, small slices (each run well under a minute on 2 cores)."""
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+import torch
+
+from stgnn_diag.training import (CheckpointError, NonFiniteLossError, RunDirError, TrainConfig, evaluate,
+                                 load_checkpoint, train)
+
+TINY = dict(model="tts_attn_penalty", max_windows=600, max_epochs=2, batch_size=16, limit_train_batches=4,
+            limit_val_batches=2, model_overrides={"hidden_size": 8, "heads": 2, "temporal_layers": 1,
+                                                  "spatial_layers": 1}, progress=False)
+
+
+def tiny_cfg(tmp_path, root, name="run", **kw):
+    return TrainConfig(out=str(tmp_path / name), data_root=str(root), **{**TINY, **kw})
+
+
+def test_run_folder_contents_and_reload(tmp_path, metr_la_root):
+    res = train(tiny_cfg(tmp_path, metr_la_root))
+    out = tmp_path / "run"
+    for f in ("config.json", "metrics.json", "metrics.csv", "loss_curve.png", "checkpoints/last.ckpt",
+              "checkpoints/epoch000.ckpt", "checkpoints/epoch001.ckpt"):
+        assert (out / f).is_file(), f
+    saved = json.loads((out / "metrics.json").read_text())
+    assert set(saved["metrics"]) >= {"mae@3", "mae@6", "mae@12", "mae@avg", "rmse@12", "mape@6"}
+    assert saved["global_steps"] == 8 and saved["windows"] == 600
+    # the checkpoint reloads and reproduces the metrics through `evaluate`
+    again = evaluate(checkpoint=out / "checkpoints" / "last.ckpt", data_root=metr_la_root, max_windows=600,
+                     progress=False)
+    for k, v in res["metrics"].items():
+        assert again["metrics"][k] == pytest.approx(v, rel=1e-6)
+
+
+def test_two_runs_with_one_seed_are_identical(tmp_path, metr_la_root):
+    a = train(tiny_cfg(tmp_path, metr_la_root, "a"))
+    b = train(tiny_cfg(tmp_path, metr_la_root, "b"))
+    assert a["metrics"] == b["metrics"]
+    wa = load_checkpoint(tmp_path / "a" / "checkpoints" / "last.ckpt").state_dict()
+    wb = load_checkpoint(tmp_path / "b" / "checkpoints" / "last.ckpt").state_dict()
+    assert all(torch.equal(wa[k], wb[k]) for k in wa)
+    c = train(tiny_cfg(tmp_path, metr_la_root, "c", seed=1))
+    assert c["metrics"] != a["metrics"]
+
+
+def test_existing_run_is_never_overwritten_silently(tmp_path, metr_la_root):
+    train(tiny_cfg(tmp_path, metr_la_root, max_epochs=1))
+    before = (tmp_path / "run" / "metrics.json").read_bytes()
+    with pytest.raises(RunDirError, match="--resume"):
+        train(tiny_cfg(tmp_path, metr_la_root, max_epochs=1))
+    assert (tmp_path / "run" / "metrics.json").read_bytes() == before
+    with pytest.raises(RunDirError, match="Nothing to resume"):
+        train(tiny_cfg(tmp_path, metr_la_root, "empty", resume=True))
+
+
+def test_bad_names_fail_before_any_work(tmp_path, metr_la_root):
+    with pytest.raises(ValueError, match="Unknown model"):
+        train(tiny_cfg(tmp_path, metr_la_root, model="tts_attn_penalti"))
+    with pytest.raises(ValueError, match="Unknown budget"):
+        train(tiny_cfg(tmp_path, metr_la_root, "b2", budget="gpu-huge"))
+    with pytest.raises(ValueError, match="Unknown protocol"):
+        train(tiny_cfg(tmp_path, metr_la_root, "b3", protocol="tsl"))
+    assert not (tmp_path / "run").exists()
+
+
+def test_checkpoint_mismatches_are_clear_errors(tmp_path, metr_la_root):
+    train(tiny_cfg(tmp_path, metr_la_root, max_epochs=1))
+    ckpt = tmp_path / "run" / "checkpoints" / "last.ckpt"
+    with pytest.raises(CheckpointError, match="not 'tas_attn_none'"):
+        evaluate("tas_attn_none", ckpt, data_root=metr_la_root, max_windows=50, progress=False)
+    with pytest.raises(CheckpointError, match="horizon 36"):
+        evaluate(checkpoint=ckpt, horizon=36, data_root=metr_la_root, max_windows=50, progress=False)
+    bad = tmp_path / "bad.ckpt"
+    bad.write_bytes(ckpt.read_bytes()[:1000])
+    with pytest.raises(CheckpointError, match="not a readable checkpoint"):
+        load_checkpoint(bad)
+    # weights of another shape
+    state = torch.load(ckpt, weights_only=False)
+    state["hyper_parameters"]["model_kwargs"]["hidden_size"] = 16
+    other = tmp_path / "other.ckpt"
+    torch.save(state, other)
+    with pytest.raises(CheckpointError, match="do not fit"):
+        load_checkpoint(other)
+
+
+def test_nan_loss_stops_with_a_clear_error(tmp_path, metr_la_root):
+    from stgnn_diag.training.module import ForecastModule
+    from stgnn_diag.training.budgets import get_budget
+    from stgnn_diag import create_model
+
+    model = create_model("tts_attn_none", hidden_size=8, heads=2)
+    with torch.no_grad():
+        next(model.parameters()).fill_(float("nan"))
+    module = ForecastModule(model, torch.tensor([[0, 1], [1, 2]]), None, 54.4, 19.5, get_budget("cpu-small"), 1)
+    batch = {"x": torch.randn(2, 12, 3, 1), "u": torch.rand(2, 12, 8), "y": torch.rand(2, 12, 3, 1) + 1}
+    with pytest.raises(NonFiniteLossError, match="lower --lr"):
+        module.training_step(batch, 0)
+
+
+def test_killed_mid_epoch_then_resumed(tmp_path, metr_la_root):
+    """SIGKILL a real training process after its first mid-epoch checkpoint, then --resume it."""
+    out = tmp_path / "killed"
+    args = [sys.executable, "-m", "stgnn_diag.cli", "train", "--model", "tts_attn_none", "--out", str(out),
+            "--data-root", str(metr_la_root), "--max-windows", "800", "--max-epochs", "2", "--batch-size", "8",
+            "--limit-train-batches", "40", "--limit-val-batches", "2", "--hidden-size", "8",
+            "--set", "heads=2", "--set", "temporal_layers=1", "--set", "spatial_layers=1",
+            "--no-progress", "--no-baselines"]
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    proc = subprocess.Popen(args, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    ckpt = out / "checkpoints" / "last.ckpt"
+    deadline = time.time() + 240
+    while not ckpt.exists() and time.time() < deadline and proc.poll() is None:
+        time.sleep(0.2)
+    time.sleep(0.5)
+    assert proc.poll() is None, "training finished before it could be interrupted"
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    assert not (out / "metrics.json").exists()
+    step_at_kill = torch.load(ckpt, weights_only=False)["global_step"]
+    assert 0 < step_at_kill < 80
+    done = subprocess.run(args + ["--resume"], env=env, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    result = json.loads((out / "metrics.json").read_text())
+    assert result["resumed"] is True and np.isfinite(result["metrics"]["mae@avg"])
+    assert result["global_steps"] >= 80
+    load_checkpoint(out / "checkpoints" / "last.ckpt")  # valid, reloadable
+
+
+def test_ddp_two_cpu_processes_agree(tmp_path, metr_la_root):
+    """Lightning DDP (gloo, loopback) with two CPU processes: both ranks end with the same weights
+    and the same validation MAE, and rank 0 writes the result."""
+    out = tmp_path / "ddp"
+    args = [sys.executable, "-m", "stgnn_diag.cli", "train", "--model", "tas_attn_mask", "--out", str(out),
+            "--data-root", str(metr_la_root), "--max-windows", "400", "--max-epochs", "1", "--batch-size", "8",
+            "--limit-train-batches", "4", "--limit-val-batches", "2", "--hidden-size", "8",
+            "--set", "heads=2", "--set", "n_layers=1", "--devices", "2", "--strategy", "ddp",
+            "--no-progress", "--no-baselines"]
+    env = {**os.environ, "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": "29517", "PYTHONUNBUFFERED": "1"}
+    done = subprocess.run(args, env=env, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    ranks = json.loads((out / "metrics.json").read_text())["ranks"]
+    assert ranks["world_size"] == 2 and len(ranks["weights_sha256"]) == 2
+    assert ranks["agree"], ranks
+    assert np.isfinite(ranks["val_mae"][0])
