@@ -6,9 +6,10 @@ Order (the first one that is *given* is the target; it is never silently swapped
 2. the environment variable ``STGNN_DIAG_DATA``;
 3. the default folder: the repository's top-level ``datasets/`` (in a source checkout), or
    ``$XDG_CACHE_HOME/stgnn_diag`` (default ``~/.cache/stgnn_diag``) for an installed package;
-4. if the target lacks the files, a download into ``<target>/metr_la`` (see
-   :func:`stgnn_diag.datasets.download.download_metr_la`; needs a base URL, from ``base_url`` or
-   ``STGNN_DIAG_DATA_URL``).
+4. if the target lacks the files, a download into ``<target>/metr_la``: from a mirror of the
+   DCRNN layout when a base URL is given (``base_url`` or ``STGNN_DIAG_DATA_URL``; see
+   :func:`stgnn_diag.datasets.download.download_metr_la`, sha256-checked), otherwise from tsl's
+   public archive (:func:`stgnn_diag.datasets.tsl_archive.download_tsl_metr_la`).
 
 A *data root* is the folder that CONTAINS ``metr_la/`` (so ``STGNN_DIAG_DATA=/work/shared/data``
 works); a folder that directly holds the METR-LA files (``metr-la.npz``, ``sensor_graph/``) is
@@ -79,8 +80,10 @@ def resolve_data_root(
 
     Args:
         root: explicit data root; takes precedence over ``$STGNN_DIAG_DATA`` and the default.
-        download: download the files into the target when they are missing. The download needs
-            a base URL (``base_url`` or ``$STGNN_DIAG_DATA_URL``).
+        download: download the files into the target when they are missing: from a mirror of
+            the DCRNN layout when a base URL is given (``base_url`` or ``$STGNN_DIAG_DATA_URL``;
+            every file sha256-checked), else from tsl's public archive (see
+            :mod:`stgnn_diag.datasets.tsl_archive`; no published digest to check the zip against).
         base_url: URL of a folder serving the DCRNN layout (overrides ``$STGNN_DIAG_DATA_URL``).
         progress: show a tqdm progress bar while downloading.
 
@@ -102,12 +105,19 @@ def resolve_data_root(
 
         download_metr_la(folder, base_url=url, progress=progress)
         return target
+    if download:
+        # No mirror configured: the public source, tsl's METR-LA archive (the DCRNN speed file plus
+        # raw road distances, from which adj_mx is rebuilt with DCRNN's recipe). Needs PyTables.
+        from . import tsl_archive
+
+        print(f"METR-LA not found in {folder}; downloading tsl's public archive "
+              f"({tsl_archive.TSL_METR_LA_URL}) and building the DCRNN layout there.")
+        tsl_archive.download_tsl_metr_la(folder, url=tsl_archive.TSL_METR_LA_URL, progress=progress)
+        return target
     missing = ", ".join(missing_files(folder))
     raise FileNotFoundError(
         f"METR-LA data not found in {folder} (chosen from {source}); missing: {missing}. "
         f"Point ${ENV_ROOT} (or root=...) at a folder containing metr_la/ (e.g. "
         f"STGNN_DIAG_DATA=../shared/data), copy the DCRNN files there (see datasets/README.md), "
-        f"or set ${ENV_URL} / base_url=... to a server with the DCRNN layout to download them"
-        + ("" if download else " and pass download=True")
-        + "."
+        f"or pass download=True to fetch them."
     )

@@ -67,8 +67,25 @@ def test_missing_without_download_is_clear(tmp_path, monkeypatch):
         resolve_data_root(tmp_path / "nothing", download=False)
     msg = str(info.value)
     assert "STGNN_DIAG_DATA" in msg and "metr-la.npz" in msg and "the root argument" in msg
-    with pytest.raises(FileNotFoundError, match="STGNN_DIAG_DATA_URL"):
-        resolve_data_root(tmp_path / "nothing")  # download wanted but no source
+    assert "download=True" in msg
+
+
+def test_without_a_mirror_the_public_tsl_archive_is_used(tmp_path, monkeypatch, http_folder, make_tiny):
+    """No base URL: resolve_data_root falls back to tsl's archive (served here on 127.0.0.1)."""
+    from stgnn_diag.datasets import MetrLA, tsl_archive
+    from stgnn_diag.datasets.download import DownloadError
+    from .test_sensor_graph import _tsl_zip
+
+    monkeypatch.delenv("STGNN_DIAG_DATA_URL", raising=False)
+    served, url = http_folder
+    data, _ = _tsl_zip(served / "download", make_tiny, tmp_path)
+    monkeypatch.setattr(tsl_archive, "TSL_METR_LA_URL", f"{url}/download")
+    root = resolve_data_root(tmp_path / "fresh", progress=False)
+    assert MetrLA(root, download=False).sensor_ids == data["ids"]
+    monkeypatch.setattr(tsl_archive, "TSL_METR_LA_URL", "http://127.0.0.1:9/download")
+    with pytest.raises(DownloadError):
+        resolve_data_root(tmp_path / "offline", progress=False)
+    assert not any((tmp_path / "offline").rglob("*.zip"))
 
 
 def test_explicit_root_is_not_swapped_for_env(roots, tmp_path):
