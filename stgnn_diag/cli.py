@@ -42,7 +42,7 @@ def _train(args) -> int:
                       limit_train_batches=args.limit_train_batches, limit_val_batches=args.limit_val_batches,
                       lr=args.lr, patience=args.patience, accelerator=args.accelerator, devices=args.devices,
                       strategy=args.strategy, num_nodes=args.num_nodes, progress=not args.no_progress,
-                      resume=args.resume, overwrite=args.overwrite)
+                      resume=args.resume, overwrite=args.overwrite, diag_schedule=args.diag_schedule)
     result = train(cfg)
     if not result:  # non-zero DDP rank
         return 0
@@ -109,6 +109,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--patience", type=int, help="early-stopping patience (epochs)")
     p.add_argument("--hidden-size", type=int)
     p.add_argument("--set", action="append", metavar="KEY=VALUE", help="any other model override (repeatable)")
+    p.add_argument("--diag-schedule", metavar="PARAM:START:END:EPOCHS[:SHAPE]",
+                   help="ramp diag_p or diag_penalty over epochs, e.g. diag_p:0:0.3:5 (linear/cosine)")
     p.add_argument("--accelerator", default="cpu", help="Lightning accelerator: cpu, gpu, auto")
     p.add_argument("--devices", default=1, type=lambda s: s if s == "auto" else int(s))
     p.add_argument("--strategy", default="auto", help="Lightning strategy, e.g. ddp")

@@ -105,7 +105,8 @@ class TemporalAttention(nn.Module):
         if learn_penalty:
             self.penalty = nn.Parameter(torch.full((heads,), float(diag_penalty)))
         else:
-            self.register_buffer("penalty", torch.tensor(float(diag_penalty)), persistent=False)
+            # persistent: a scheduled penalty (see diag_schedule.py) must survive a checkpoint
+            self.register_buffer("penalty", torch.tensor(float(diag_penalty)))
         self.reset_parameters()
 
     def reset_parameters(self) -> None:

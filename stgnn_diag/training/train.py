@@ -17,6 +17,7 @@ from ..datasets import MetrLA, make_splits
 from ..zoo import create_model, get_entry
 from .budgets import Budget, get_budget
 from .data import WindowDataModule
+from ..nn import DiagonalSchedule
 from .ddp_check import RankAgreement
 from .evaluate import predict_split, score
 from .module import COVARIATES, ForecastModule
@@ -52,6 +53,7 @@ class TrainConfig:
     strategy: str = "auto"
     num_nodes: int = 1
     checkpoint_every_n_steps: int = 25
+    diag_schedule: Optional[str] = None   # "param:start:end:epochs[:shape]", e.g. "diag_p:0:0.3:5"
     progress: bool = True
     resume: bool = False                  # continue the run in ``out`` from checkpoints/last.ckpt
     overwrite: bool = False               # start over in an ``out`` that already holds a run
@@ -79,6 +81,20 @@ def environment() -> Dict[str, Any]:
     return {"python": platform.python_version(), "torch": torch.__version__, "lightning": L.__version__,
             "machine": platform.machine(), "processor": platform.processor() or platform.machine(),
             "threads": torch.get_num_threads(), "cuda": torch.cuda.is_available(), "git_commit": _git_commit()}
+
+
+class DiagonalScheduleCallback(L.Callback):
+    """Applies a :class:`~stgnn_diag.nn.DiagonalSchedule` at the start of every training epoch."""
+
+    def __init__(self, schedule: DiagonalSchedule):
+        self.schedule = schedule
+
+    def on_fit_start(self, trainer, pl_module) -> None:  # fail before training, not after an epoch
+        self.schedule.apply(pl_module.model, trainer.current_epoch)
+
+    def on_train_epoch_start(self, trainer, pl_module) -> None:
+        value = self.schedule.apply(pl_module.model, trainer.current_epoch)
+        pl_module.log(self.schedule.param, value, on_step=False, on_epoch=True)
 
 
 def build(cfg: TrainConfig, budget: Budget, splits) -> ForecastModule:
@@ -130,6 +146,8 @@ def train(cfg: TrainConfig) -> Dict[str, Any]:
     ]
     agreement = RankAgreement(splits, batch_size=max(budget.batch_size, 64))
     callbacks.append(agreement)
+    if cfg.diag_schedule:
+        callbacks.append(DiagonalScheduleCallback(DiagonalSchedule.parse(cfg.diag_schedule)))
     if budget.patience:
         callbacks.append(EarlyStopping("val_mae", patience=budget.patience, mode="min"))
     if cfg.progress:

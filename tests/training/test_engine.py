@@ -148,3 +148,14 @@ def test_ddp_two_cpu_processes_agree(tmp_path, metr_la_root):
     assert ranks["world_size"] == 2 and len(ranks["weights_sha256"]) == 2
     assert ranks["agree"], ranks
     assert np.isfinite(ranks["val_mae"][0])
+
+
+def test_diagonal_schedule_is_applied_per_epoch_and_saved(tmp_path, metr_la_root):
+    train(tiny_cfg(tmp_path, metr_la_root, diag_schedule="diag_penalty:0:-2:1"))
+    module = load_checkpoint(tmp_path / "run" / "checkpoints" / "last.ckpt")
+    from stgnn_diag.nn import attention_layers
+    assert all(float(m.penalty) == -2.0 for m in attention_layers(module.model))  # epoch 1 -> end value
+    log = (tmp_path / "run" / "metrics.csv").read_text()
+    assert "diag_penalty" in log
+    with pytest.raises(ValueError, match="no TemporalAttention with diag='dropout'"):
+        train(tiny_cfg(tmp_path, metr_la_root, "bad", diag_schedule="diag_p:0:0.3:2"))
