@@ -5,6 +5,12 @@ import os
 from pathlib import Path
 
 import pytest
+import torch
+
+# Tests run tiny tensors: one intra-op thread avoids OpenMP spin-waits (a 5 ms forward took
+# 350 ms with 2 threads on a busy 2-core machine). Subprocesses (DDP, kill/resume) inherit it.
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+torch.set_num_threads(1)
 
 # <repo>/../shared/data, i.e. /work/shared/data next to the checkout
 SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"

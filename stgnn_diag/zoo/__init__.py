@@ -2,6 +2,7 @@
 from . import attention_variants  # noqa: F401  (registers the entries)
 from .registry import (ModelEntry, UnknownModelError, create_model, get_entry, list_models, register_model,
                        register_namespace)
+from ..integrations import namespaces  # noqa: F401,E402  (registers tsl: / pygt:, imports neither package)
 
 __all__ = ["ModelEntry", "UnknownModelError", "create_model", "get_entry", "list_models", "register_model",
            "register_namespace"]

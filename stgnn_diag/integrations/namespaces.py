@@ -1,0 +1,57 @@
+"""Registers the ``tsl:`` and ``pygt:`` zoo namespaces, lazily.
+
+Neither tsl nor PyG Temporal is imported here: ``names()`` returns the static lists of wrappers
+verified with tsl 0.9.5 / PyG Temporal 0.56.2 (tests check that they match the wrapper tables),
+and ``create`` imports the integration only when a model is built, raising
+:class:`~stgnn_diag.integrations._require.MissingDependencyError` with the install command when a
+package is missing.
+"""
+from __future__ import annotations
+
+from typing import List
+
+from torch import nn
+
+from ..zoo.registry import register_namespace
+from ._require import require_pygt, require_tsl
+
+#: ``tsl:`` entries = the forecasting models of ``tsl.nn.models`` that work in tsl 0.9.5.
+TSL_NAMES: List[str] = [
+    "AGCRNModel", "ARModel", "DCRNNModel", "EvolveGCNModel", "FCRNNModel", "GRUGCNModel",
+    "GatedGraphNetworkModel", "GraphWaveNetModel", "RNNEncGCNDecModel", "RNNModel", "STCNModel",
+    "STIDModel", "TCNModel", "TransformerModel", "VARModel",
+]
+
+#: ``pygt:`` entries = the PyG Temporal 0.56.2 models wrapped to the tsl contract.
+PYGT_NAMES: List[str] = [
+    "A3TGCN2", "AGCRN", "ASTGCN", "BatchedDCRNN", "DCRNN", "GCLSTM", "GConvGRU", "GConvLSTM", "GMAN",
+    "MTGNN", "STConv", "TGCN", "TGCN2",
+]
+
+
+def tsl_names() -> List[str]:
+    return list(TSL_NAMES)
+
+
+def pygt_names() -> List[str]:
+    return list(PYGT_NAMES)
+
+
+def create_tsl(name: str, **kwargs) -> nn.Module:
+    """``create_model("tsl:<name>", ...)``: a :class:`~stgnn_diag.integrations.tsl_models.TSLModel`."""
+    require_tsl(f'create_model("tsl:{name}")')
+    from .tsl_models import build_tsl_model
+
+    return build_tsl_model(name, **kwargs)
+
+
+def create_pygt(name: str, **kwargs) -> nn.Module:
+    """``create_model("pygt:<name>", ...)``: a :mod:`~stgnn_diag.integrations.pygt_models` wrapper."""
+    require_pygt(f'create_model("pygt:{name}")')
+    from .pygt_models import build_pygt_model
+
+    return build_pygt_model(name, **kwargs)
+
+
+register_namespace("tsl", tsl_names, create_tsl)
+register_namespace("pygt", pygt_names, create_pygt)

@@ -1,0 +1,167 @@
+"""Our zoo inside ``tsl.engines.Predictor``, and checkpoint loading that works on torch >= 2.6.
+
+* :func:`make_predictor` builds a tsl ``Predictor`` for any zoo name (ours, ``tsl:``, ``pygt:``)
+  with tsl's masked metrics (``MaskedMAE`` loss; MAE / MAPE / MSE, and MAE at 15 / 30 / 60 min).
+  The model is built by :func:`zoo_model` from the Predictor's ``model_kwargs``, so the
+  checkpoint's hyper-parameters are enough to rebuild it.
+* tsl 0.9.5's ``Predictor.load_model`` calls ``torch.load(filename)``, which on torch >= 2.6 means
+  ``weights_only=True`` and fails on the pickled hyper-parameters (model class, metric objects).
+  :func:`load_checkpoint` loads a checkpoint with ``weights_only=True`` while allow-listing only the
+  globals of trusted packages (stgnn_diag, tsl, torch, torchmetrics, ...); anything else is refused
+  unless ``trusted=True`` (then ``weights_only=False``: only for files you made yourself).
+  :func:`load_predictor` rebuilds a Predictor from a checkpoint and :func:`load_model_weights`
+  replaces ``Predictor.load_model``.
+
+Train with ``pytorch_lightning.Trainer`` (tsl's Predictor is a ``pytorch_lightning`` module, not a
+``lightning.pytorch`` one)::
+
+    import pytorch_lightning as pl
+    dm = metr_la_datamodule(root, covariates=None)
+    predictor = make_predictor("tas_attn_mask", dict(n_nodes=207, hidden_size=32), lr=1e-3)
+    pl.Trainer(max_epochs=1).fit(predictor, datamodule=dm)
+"""
+from __future__ import annotations
+
+import importlib
+from pathlib import Path
+from typing import Dict, Iterable, Mapping, Optional, Union
+
+import torch
+from torch import nn
+
+from ._require import require_tsl
+
+require_tsl("stgnn_diag.integrations.tsl_engine")
+
+from tsl.engines import Predictor  # noqa: E402
+from tsl.metrics.torch import MaskedMAE, MaskedMAPE, MaskedMSE  # noqa: E402
+
+from ..zoo import create_model  # noqa: E402
+
+#: Globals from these packages may be unpickled from a checkpoint by :func:`load_checkpoint`.
+TRUSTED_PREFIXES = ("stgnn_diag.", "tsl.", "torch.", "torchmetrics.", "pytorch_lightning.", "lightning.",
+                    "lightning_fabric.", "torch_geometric.", "torch_geometric_temporal.", "collections.",
+                    "builtins.", "functools.", "numpy.", "_codecs.")
+
+
+def zoo_model(name: str, **kwargs) -> nn.Module:
+    """``stgnn_diag.create_model(name, **kwargs)``, usable as a tsl ``Predictor(model_class=...)``."""
+    return create_model(name, **kwargs)
+
+
+def masked_metrics(horizon: int = 12, steps_per_hour: int = 12) -> Dict[str, object]:
+    """tsl metrics: ``mae``, ``mape``, ``mse`` over all steps, plus ``mae_15min`` / ``mae_30min`` /
+    ``mae_60min`` (steps 3 / 6 / 12 at 5-minute sampling) where the horizon reaches them.
+    Missing targets (mask False) are ignored."""
+    out = {"mae": MaskedMAE(), "mape": MaskedMAPE(), "mse": MaskedMSE()}
+    for minutes in (15, 30, 60):
+        step = minutes * steps_per_hour // 60
+        if step <= horizon:
+            out[f"mae_{minutes}min"] = MaskedMAE(at=step - 1)
+    return out
+
+
+def make_predictor(model: Union[str, type], model_kwargs: Optional[Mapping] = None, *, lr: float = 1e-3,
+                   weight_decay: float = 0.0, loss_fn=None, metrics: Optional[Mapping] = None,
+                   optim_class=torch.optim.Adam, scheduler_class=None, scheduler_kwargs: Optional[Mapping] = None,
+                   scale_target: bool = False) -> Predictor:
+    """A ``tsl.engines.Predictor`` for a zoo model (or any ``nn.Module`` class).
+
+    Args:
+        model: a zoo name (``"tas_attn_mask"``, ``"tsl:DCRNNModel"``, ``"pygt:ASTGCN"``) or a class.
+        model_kwargs: overrides for the zoo entry (``n_nodes``, ``hidden_size``, ``exog_size`` ...);
+            for a class, its constructor arguments.
+        lr, weight_decay: Adam (or ``optim_class``) settings.
+        loss_fn: default ``MaskedMAE()`` (tsl 0.9.5 needs a metric object here, not a function).
+        metrics: default :func:`masked_metrics`.
+        scale_target: tsl's option: compute the loss on scaled targets.
+    """
+    kwargs = dict(model_kwargs or {})
+    if isinstance(model, str):
+        model_class, kwargs = zoo_model, {"name": model, **kwargs}
+        horizon = int(kwargs.get("horizon", 12))
+    else:
+        model_class, horizon = model, int(kwargs.get("horizon", 12))
+    return Predictor(model_class=model_class, model_kwargs=kwargs, loss_fn=loss_fn or MaskedMAE(),
+                     metrics=masked_metrics(horizon) if metrics is None else metrics,
+                     optim_class=optim_class, optim_kwargs={"lr": lr, "weight_decay": weight_decay},
+                     scheduler_class=scheduler_class, scheduler_kwargs=dict(scheduler_kwargs or {}),
+                     scale_target=scale_target)
+
+
+def _resolve(name: str):
+    """``"pkg.mod.Class.attr"`` -> the object (the longest importable module prefix, then attributes)."""
+    parts = name.split(".")
+    for i in range(len(parts) - 1, 0, -1):
+        try:
+            obj = importlib.import_module(".".join(parts[:i]))
+        except ImportError:
+            continue
+        for part in parts[i:]:
+            obj = getattr(obj, part)
+        return obj
+    raise ImportError(f"cannot resolve {name!r}")
+
+
+def unsafe_globals(path: Union[str, Path]) -> list:
+    """Globals a checkpoint needs beyond torch's ``weights_only`` allow-list (``"module.name"``)."""
+    return list(torch.serialization.get_unsafe_globals_in_checkpoint(str(path)))
+
+
+def load_checkpoint(path: Union[str, Path], map_location="cpu", *, trusted: bool = False,
+                    extra_prefixes: Iterable[str] = ()) -> dict:
+    """``torch.load`` a Lightning / tsl checkpoint on torch >= 2.6.
+
+    Loads with ``weights_only=True``, allow-listing the checkpoint's globals that come from
+    :data:`TRUSTED_PREFIXES` (plus ``extra_prefixes``). Any other global is refused with a
+    ``pickle.UnpicklingError`` naming it, unless ``trusted=True``, which loads with
+    ``weights_only=False`` (arbitrary code execution: only for files you made).
+    """
+    if trusted:
+        return torch.load(str(path), map_location=map_location, weights_only=False)
+    prefixes = TRUSTED_PREFIXES + tuple(extra_prefixes)
+    names = unsafe_globals(path)
+    refused = [n for n in names if not n.startswith(prefixes)]
+    if refused:
+        import pickle
+
+        raise pickle.UnpicklingError(
+            f"{path} needs globals outside the trusted packages: {refused}. Pass extra_prefixes=... for "
+            f"packages you trust, or trusted=True for a file you made yourself.")
+    with torch.serialization.safe_globals([_resolve(n) for n in names]):
+        return torch.load(str(path), map_location=map_location, weights_only=True)
+
+
+def load_predictor(path: Union[str, Path], map_location="cpu", *, trusted: bool = False,
+                   extra_prefixes: Iterable[str] = ()) -> Predictor:
+    """Rebuild a tsl ``Predictor`` (model included) from a checkpoint saved by Lightning.
+
+    The route around ``Predictor.load_model`` / ``load_from_checkpoint`` on torch >= 2.6: the
+    checkpoint is read by :func:`load_checkpoint`, the Predictor rebuilt from its hyper-parameters
+    (``model_class`` / ``model_kwargs`` / optimizer / metrics), then the weights loaded strictly.
+    """
+    ckpt = load_checkpoint(path, map_location, trusted=trusted, extra_prefixes=extra_prefixes)
+    hp = dict(ckpt["hyper_parameters"])
+    hp.pop("model", None)
+    loss_fn = hp.pop("loss_fn", None) or MaskedMAE()
+    predictor = Predictor(loss_fn=loss_fn, **hp)
+    predictor.load_state_dict(ckpt["state_dict"])
+    predictor.eval()
+    return predictor
+
+
+def load_model_weights(predictor: Predictor, path: Union[str, Path], map_location="cpu", *,
+                       trusted: bool = False, extra_prefixes: Iterable[str] = ()) -> Predictor:
+    """``predictor.load_model(path)`` that works on torch >= 2.6 (same checks as tsl's: the model
+    class and kwargs must match the checkpoint's when the predictor built its own model)."""
+    ckpt = load_checkpoint(path, map_location, trusted=trusted, extra_prefixes=extra_prefixes)
+    hp = ckpt.get("hyper_parameters", {})
+    if predictor.model_cls is not None:
+        if hp.get("model_class") != predictor.model_cls:
+            raise ValueError(f"checkpoint model_class {hp.get('model_class')} != predictor's {predictor.model_cls}")
+        for k, v in (hp.get("model_kwargs") or {}).items():
+            if predictor.model_kwargs.get(k) != v:
+                raise ValueError(f"checkpoint model_kwargs[{k!r}] = {v!r} != predictor's "
+                                 f"{predictor.model_kwargs.get(k)!r}")
+    predictor.load_state_dict(ckpt["state_dict"])
+    return predictor
