@@ -159,3 +159,16 @@ def test_diagonal_schedule_is_applied_per_epoch_and_saved(tmp_path, metr_la_root
     assert "diag_penalty" in log
     with pytest.raises(ValueError, match="no TemporalAttention with diag='dropout'"):
         train(tiny_cfg(tmp_path, metr_la_root, "bad", diag_schedule="diag_p:0:0.3:2"))
+
+
+def test_small_end_to_end_run_beats_the_raw_last_value_baseline(tmp_path, metr_la_root):
+    """A cpu-small-style run on a slice (train on the first 3000 windows, test on the first 1500)
+    must beat the last-value baseline (last input, zeros included) on the same test windows."""
+    cfg = tiny_cfg(tmp_path, metr_la_root, model="tts_attn_penalty", max_windows=3000, max_epochs=3,
+                   batch_size=16, limit_train_batches=40, limit_val_batches=4, lr=5e-3,
+                   model_overrides={"hidden_size": 16, "heads": 2, "temporal_layers": 2, "spatial_layers": 1})
+    res = train(cfg)
+    base = evaluate("last_value", data_root=metr_la_root, max_windows=3000, progress=False)
+    assert res["windows"] == base["windows"]
+    assert res["metrics"]["mae@avg"] < base["metrics"]["mae@avg"], (res["metrics"], base["metrics"])
+    assert res["metrics"]["mae@12"] < base["metrics"]["mae@12"]
