@@ -12,6 +12,7 @@ import lightning as L
 import torch
 from lightning.pytorch.callbacks import EarlyStopping, ModelCheckpoint, TQDMProgressBar
 from lightning.pytorch.loggers import CSVLogger
+from lightning.pytorch.utilities.rank_zero import rank_zero_only
 
 from ..datasets import MetrLA, make_splits
 from ..zoo import create_model, get_entry
@@ -22,7 +23,7 @@ from .ddp_check import RankAgreement
 from .evaluate import predict_split, score
 from .module import COVARIATES, ForecastModule
 from .plots import plot_loss_curve
-from .run_dir import CHECKPOINTS, CONFIG_JSON, METRICS_JSON, prepare_run_dir, write_json
+from .run_dir import CHECKPOINTS, CONFIG_JSON, METRICS_JSON, last_checkpoint, prepare_run_dir, write_json
 
 
 @dataclass
@@ -128,14 +129,17 @@ def train(cfg: TrainConfig) -> Dict[str, Any]:
         max_epochs=cfg.max_epochs, batch_size=cfg.batch_size, limit_train_batches=cfg.limit_train_batches,
         limit_val_batches=cfg.limit_val_batches, lr=cfg.lr, patience=cfg.patience)
     out = Path(cfg.out)
-    resume_from = prepare_run_dir(out, resume=cfg.resume, overwrite=cfg.overwrite)
+    if rank_zero_only.rank == 0:
+        resume_from = prepare_run_dir(out, resume=cfg.resume, overwrite=cfg.overwrite)
+    else:  # a DDP worker re-launched by Lightning: rank 0 owns (and has checked) the run folder
+        resume_from = last_checkpoint(out) if cfg.resume else None
     L.seed_everything(cfg.seed, workers=True, verbose=False)
     data = MetrLA(cfg.data_root, progress=cfg.progress)
     splits = make_splits(data, cfg.protocol, window=cfg.window, horizon=cfg.horizon, max_windows=cfg.max_windows)
     module = build(cfg, budget, splits)
     config = {k: v for k, v in vars(cfg).items() if k not in ("resume", "overwrite", "progress")}
     config["budget_resolved"] = budget.to_dict()
-    if resume_from is None:
+    if resume_from is None and rank_zero_only.rank == 0:
         write_json(out / CONFIG_JSON, config)
     callbacks = [
         ModelCheckpoint(dirpath=out / CHECKPOINTS, filename="epoch{epoch:03d}", auto_insert_metric_name=False,
