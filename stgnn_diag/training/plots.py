@@ -30,11 +30,13 @@ def plot_loss_curve(csv_path: Path, png_path: Path, title: Optional[str] = None)
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.ticker import MaxNLocator
 
     log = read_epoch_log(Path(csv_path))
     fig, ax = plt.subplots(figsize=(5, 3.2), dpi=100)
     ax.plot(log["epoch"], log["train_mae"], "o-", label="train (masked MAE)")
     ax.plot(log["epoch"], log["val_mae"], "s-", label="validation (masked MAE)")
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax.set_xlabel("epoch")
     ax.set_ylabel("MAE (mph)")
     ax.set_title(title or "loss curve", fontsize=9)
