@@ -162,7 +162,8 @@ def train(cfg: TrainConfig) -> Dict[str, Any]:
         accelerator=cfg.accelerator, devices=cfg.devices, strategy=cfg.strategy, num_nodes=cfg.num_nodes,
         callbacks=callbacks, logger=CSVLogger(out, name="", version=""), enable_progress_bar=cfg.progress,
         use_distributed_sampler=False, deterministic=True, enable_model_summary=False,
-        default_root_dir=out, num_sanity_val_steps=0)
+        default_root_dir=out, num_sanity_val_steps=0,
+        log_every_n_steps=max(1, min(50, module.steps_per_epoch)))
     t0 = time.perf_counter()
     trainer.fit(module, datamodule=WindowDataModule(splits, budget.batch_size, seed=cfg.seed), ckpt_path=resume_from)
     train_time = time.perf_counter() - t0
