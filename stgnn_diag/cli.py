@@ -1,4 +1,4 @@
-"""The ``stgnn-diag`` command line: ``models``, ``train``, ``evaluate``, ``sensitivity``."""
+"""The ``stgnn-diag`` command line: ``models``, ``train``, ``evaluate``, ``bench``, ``sensitivity``."""
 from __future__ import annotations
 
 import argparse
@@ -130,12 +130,9 @@ def build_parser() -> argparse.ArgumentParser:
     _add_data_args(p)
     p.set_defaults(func=_evaluate)
 
-    try:
-        from .sensitivity import cli as sensitivity_cli
-    except ImportError:  # the sensitivity toolkit is optional at import time
-        sensitivity_cli = None
-    if sensitivity_cli is not None:
-        sensitivity_cli.add_parser(sub)
+    from .bench import cli as bench_cli
+
+    bench_cli.add_parser(sub)
     return parser
 
 

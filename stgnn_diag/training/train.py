@@ -15,13 +15,14 @@ from lightning.pytorch.loggers import CSVLogger
 from lightning.pytorch.utilities.rank_zero import rank_zero_only
 
 from ..datasets import MetrLA, make_splits
-from ..zoo import create_model, get_entry
+from ..zoo import check_model_name, create_model, get_entry
 from .budgets import Budget, get_budget
 from .data import WindowDataModule
 from ..nn import DiagonalSchedule
 from .ddp_check import RankAgreement
 from .evaluate import predict_split, score
 from .module import COVARIATES, ForecastModule
+from .logs import LOGS, merge_attempt_logs, next_attempt
 from .plots import plot_loss_curve
 from .run_dir import CHECKPOINTS, CONFIG_JSON, METRICS_JSON, last_checkpoint, prepare_run_dir, write_json
 
@@ -65,7 +66,9 @@ def _resolve_covariates(model: str, covariates: str) -> str:
         if covariates not in COVARIATES:
             raise ValueError(f"Unknown covariates {covariates!r}; choose one of {sorted(COVARIATES)} or 'auto'.")
         return covariates
-    # entries built for time of day only (paper_tas) keep it; others get time of day + weekday
+    # entries built for time of day only (paper_tas) keep it; others (tsl:/pygt: too) get tod + weekday
+    if ":" in model:
+        return "tod_dow"
     return "tod" if get_entry(model).defaults.get("exog_size") == 1 else "tod_dow"
 
 
@@ -124,7 +127,7 @@ def train(cfg: TrainConfig) -> Dict[str, Any]:
     ``metrics.csv`` (per-epoch train / val MAE), ``metrics.json`` (test metrics, parameter count,
     time, environment) and ``loss_curve.png``. Returns the ``metrics.json`` content.
     """
-    get_entry(cfg.model)  # unknown model -> clear error before any work
+    check_model_name(cfg.model)  # unknown model -> clear error before any work
     budget = get_budget(cfg.budget).with_overrides(
         max_epochs=cfg.max_epochs, batch_size=cfg.batch_size, limit_train_batches=cfg.limit_train_batches,
         limit_val_batches=cfg.limit_val_batches, lr=cfg.lr, patience=cfg.patience)
@@ -141,9 +144,11 @@ def train(cfg: TrainConfig) -> Dict[str, Any]:
     config["budget_resolved"] = budget.to_dict()
     if resume_from is None and rank_zero_only.rank == 0:
         write_json(out / CONFIG_JSON, config)
+    attempt = next_attempt(out, resume_from is not None) if rank_zero_only.rank == 0 else "worker"
     callbacks = [
+        # both callbacks write the one last.ckpt (no "last-v1"): always the most recent state
         ModelCheckpoint(dirpath=out / CHECKPOINTS, filename="epoch{epoch:03d}", auto_insert_metric_name=False,
-                        save_top_k=-1, every_n_epochs=1, save_last=True),
+                        save_top_k=-1, every_n_epochs=1, save_last=True, enable_version_counter=False),
         # mid-epoch safety net: an interrupted epoch loses at most this many steps
         ModelCheckpoint(dirpath=out / CHECKPOINTS, filename="last", every_n_train_steps=cfg.checkpoint_every_n_steps,
                         save_top_k=1, enable_version_counter=False),
@@ -160,7 +165,7 @@ def train(cfg: TrainConfig) -> Dict[str, Any]:
         max_epochs=budget.max_epochs, limit_train_batches=budget.limit_train_batches,
         limit_val_batches=budget.limit_val_batches, gradient_clip_val=budget.grad_clip,
         accelerator=cfg.accelerator, devices=cfg.devices, strategy=cfg.strategy, num_nodes=cfg.num_nodes,
-        callbacks=callbacks, logger=CSVLogger(out, name="", version=""), enable_progress_bar=cfg.progress,
+        callbacks=callbacks, logger=CSVLogger(out / LOGS, name="", version=attempt), enable_progress_bar=cfg.progress,
         use_distributed_sampler=False, deterministic=True, enable_model_summary=False,
         default_root_dir=out, num_sanity_val_steps=0,
         log_every_n_steps=max(1, min(50, module.steps_per_epoch)))
@@ -181,5 +186,6 @@ def train(cfg: TrainConfig) -> Dict[str, Any]:
         "environment": environment(), "config": config,
     }
     write_json(out / METRICS_JSON, result)
+    merge_attempt_logs(out, out / "metrics.csv")
     plot_loss_curve(out / "metrics.csv", out / "loss_curve.png", title=f"{cfg.model} ({cfg.protocol}, {cfg.budget})")
     return result

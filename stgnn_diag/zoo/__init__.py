@@ -1,8 +1,8 @@
 """The model zoo: registry plus the built-in entries (imported here so they register)."""
 from . import attention_variants  # noqa: F401  (registers the entries)
-from .registry import (ModelEntry, UnknownModelError, create_model, get_entry, list_models, register_model,
-                       register_namespace)
+from .registry import (ModelEntry, UnknownModelError, check_model_name, create_model, get_entry, list_models,
+                       register_model, register_namespace)
 from ..integrations import namespaces  # noqa: F401,E402  (registers tsl: / pygt:, imports neither package)
 
-__all__ = ["ModelEntry", "UnknownModelError", "create_model", "get_entry", "list_models", "register_model",
-           "register_namespace"]
+__all__ = ["ModelEntry", "UnknownModelError", "check_model_name", "create_model", "get_entry", "list_models",
+           "register_model", "register_namespace"]

@@ -104,13 +104,21 @@ def get_entry(name: str) -> ModelEntry:
     return _ENTRIES[name]
 
 
-def create_model(name: str, **overrides) -> nn.Module:
-    """Build a registered model; ``overrides`` replace the entry's defaults (e.g. ``n_nodes=207``)."""
+def check_model_name(name: str) -> None:
+    """Raise :class:`UnknownModelError` (with close matches) unless ``name`` is in the zoo, either a
+    registered entry or a ``prefix:Name`` served by a namespace."""
     if isinstance(name, str) and ":" in name:
         prefix, sub = name.split(":", 1)
-        if prefix not in _NAMESPACES:
+        if prefix not in _NAMESPACES or sub not in _NAMESPACES[prefix].names():
             raise _unknown(name)
-        if sub not in _NAMESPACES[prefix].names():
-            raise _unknown(name)
+        return
+    get_entry(name)
+
+
+def create_model(name: str, **overrides) -> nn.Module:
+    """Build a registered model; ``overrides`` replace the entry's defaults (e.g. ``n_nodes=207``)."""
+    check_model_name(name)
+    if ":" in name:
+        prefix, sub = name.split(":", 1)
         return _NAMESPACES[prefix].create(sub, **overrides)
     return get_entry(name).fn(**overrides)

@@ -130,6 +130,9 @@ def test_killed_mid_epoch_then_resumed(tmp_path, metr_la_root):
     assert result["resumed"] is True and np.isfinite(result["metrics"]["mae@avg"])
     assert result["global_steps"] >= 80
     load_checkpoint(out / "checkpoints" / "last.ckpt")  # valid, reloadable
+    assert not list((out / "checkpoints").glob("last-v*.ckpt"))
+    from stgnn_diag.training.plots import read_epoch_log
+    assert read_epoch_log(out / "metrics.csv")["epoch"] == [1, 2]  # both epochs, across the two attempts
 
 
 def test_ddp_two_cpu_processes_agree(tmp_path, metr_la_root):
@@ -172,3 +175,17 @@ def test_small_end_to_end_run_beats_the_raw_last_value_baseline(tmp_path, metr_l
     assert res["windows"] == base["windows"]
     assert res["metrics"]["mae@avg"] < base["metrics"]["mae@avg"], (res["metrics"], base["metrics"])
     assert res["metrics"]["mae@12"] < base["metrics"]["mae@12"]
+
+
+def test_merged_log_keeps_epochs_from_every_attempt(tmp_path):
+    from stgnn_diag.training.logs import merge_attempt_logs
+
+    for k, text in enumerate(["epoch,step,train_mae,val_mae\n0,3,,5.0\n0,3,6.0,\n1,7,,4.5\n",
+                              "epoch,step,train_mae,val_mae,diag_p\n1,7,,4.4\n1,7,5.1,,0.1\n2,11,,4.0\n"]):
+        (tmp_path / "logs" / f"attempt{k}").mkdir(parents=True)
+        (tmp_path / "logs" / f"attempt{k}" / "metrics.csv").write_text(text)
+    from stgnn_diag.training.plots import read_epoch_log
+    log = read_epoch_log(merge_attempt_logs(tmp_path, tmp_path / "metrics.csv"))
+    assert log["epoch"] == [1, 2, 3]
+    assert log["val_mae"] == [5.0, 4.4, 4.0]  # epoch 1 (index 1) from the later attempt
+    assert log["train_mae"][0] == 6.0 and log["train_mae"][1] == 5.1

@@ -1,0 +1,254 @@
+"""Collect bench result files and aggregate them: mean ± sample std over seeds, best per column.
+
+Results are grouped per (model, protocol, horizon, window, budget label); every table holds one
+(protocol, horizon, window, budget label), so numbers of different budgets or protocols are never
+averaged together nor placed in one table. Within a group the settings must agree (apart from the
+seed) and every seed must appear once; within a table every row must have been tested on the same
+number of test windows. Anything else is an :class:`AggregationError`.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Dict, Iterable, List, Optional, Sequence, Set, Tuple, Union
+
+import numpy as np
+
+from ..metrics import default_steps
+from .runner import RESULT_JSON, load_result
+
+__all__ = ["AggregationError", "METRICS", "Row", "Stat", "Table", "aggregate", "build_tables", "collect",
+           "metric_columns", "summarize"]
+
+#: Metric families, in table order.
+METRICS = ("mae", "rmse", "mape")
+
+
+class AggregationError(ValueError):
+    """Results that cannot honestly be averaged or tabulated together."""
+
+
+@dataclass(frozen=True)
+class Stat:
+    """Mean and sample standard deviation (ddof=1) of one quantity over seeds.
+
+    Attributes:
+        mean: arithmetic mean.
+        std: sample standard deviation (``None`` when ``n == 1``).
+        n: number of values.
+        values: the values, in seed order.
+    """
+
+    mean: float
+    std: Optional[float]
+    n: int
+    values: Tuple[float, ...]
+
+    def format(self, digits: int = 3) -> str:
+        """``"2.966 ± 0.022"``, or ``"2.966"`` for a single value."""
+        if not math.isfinite(self.mean):
+            return "nan"
+        return f"{self.mean:.{digits}f}" if self.std is None else f"{self.mean:.{digits}f} ± {self.std:.{digits}f}"
+
+
+def summarize(values: Sequence[float]) -> Stat:
+    """:class:`Stat` of ``values`` (sample std, ddof=1)."""
+    arr = np.asarray(list(values), dtype=np.float64)
+    if arr.size == 0:
+        raise AggregationError("No values to summarize.")
+    std = float(np.std(arr, ddof=1)) if arr.size > 1 else None
+    return Stat(float(np.mean(arr)), std, int(arr.size), tuple(float(v) for v in arr))
+
+
+def metric_columns(horizon: int) -> List[str]:
+    """``mae@3, mae@6, mae@12, mae@avg, rmse@3, ...`` for ``horizon`` (steps 3/6/12[/24/36] and avg)."""
+    steps = list(default_steps(horizon)) + ["avg"]
+    return [f"{m}@{s}" for m in METRICS for s in steps]
+
+
+@dataclass
+class Row:
+    """One model's aggregate in one table."""
+
+    model: str
+    kind: str
+    protocol: str
+    horizon: int
+    window: int
+    budget: str
+    budget_label: str
+    cpu_budget: bool
+    full_budget: bool
+    seeds: List[Optional[int]]
+    metrics: Dict[str, Stat]
+    windows: int
+    parameters: Optional[int]
+    train_time_s: Optional[Stat]
+    peak_rss_mb: Optional[float]
+    rss_exact: bool
+    cuda_max_allocated_mb: Optional[float]
+    resumed: bool
+    overrides: Dict[str, Any]
+    model_overrides: Dict[str, Any]
+    budget_resolved: Optional[Dict[str, Any]]
+    machines: List[str]
+    git_commits: List[str]
+    git_dirty: bool
+    unit_ids: List[str]
+
+    @property
+    def n(self) -> int:
+        return len(self.seeds)
+
+
+@dataclass
+class Table:
+    """Rows sharing protocol, horizon, window and budget label (one markdown table)."""
+
+    protocol: str
+    horizon: int
+    window: int
+    budget: str
+    budget_label: str
+    rows: List[Row] = field(default_factory=list)
+
+    @property
+    def columns(self) -> List[str]:
+        return metric_columns(self.horizon)
+
+    @property
+    def key(self) -> Tuple[str, int, int, str]:
+        return (self.protocol, self.horizon, self.window, self.budget_label)
+
+    @property
+    def cpu_budget(self) -> bool:
+        return self.rows[0].cpu_budget if self.rows else False
+
+    @property
+    def full_budget(self) -> bool:
+        return all(r.full_budget for r in self.rows if r.kind == "model") and bool(self.rows)
+
+    def seeds(self) -> List[int]:
+        return sorted({s for r in self.rows for s in r.seeds if s is not None})
+
+    def machines(self) -> List[str]:
+        return sorted({m for r in self.rows for m in r.machines})
+
+    def git_commits(self) -> List[str]:
+        return sorted({c for r in self.rows for c in r.git_commits})
+
+    def best(self) -> Dict[str, Set[str]]:
+        """Per column, the model(s) with the lowest mean (ties all count); empty with fewer than 2 rows."""
+        out: Dict[str, Set[str]] = {}
+        if len(self.rows) < 2:
+            return {c: set() for c in self.columns}
+        for c in self.columns:
+            vals = [(r.metrics[c].mean, r.model) for r in self.rows if c in r.metrics
+                    and math.isfinite(r.metrics[c].mean)]
+            lo = min((v for v, _ in vals), default=None)
+            out[c] = {m for v, m in vals if lo is not None and v == lo}
+        return out
+
+
+def collect(results_dir: Union[str, Path]) -> List[Dict[str, Any]]:
+    """Every ``<results_dir>/<unit id>/result.json``, sorted by unit id.
+
+    Raises:
+        FileNotFoundError: ``results_dir`` does not exist.
+        ValueError: a file that is not a bench result.
+    """
+    results_dir = Path(results_dir)
+    if not results_dir.is_dir():
+        raise FileNotFoundError(f"No results folder {results_dir}.")
+    return [load_result(p) for p in sorted(results_dir.glob(f"*/{RESULT_JSON}"))]
+
+
+def _order(model: str, kind: str) -> tuple:
+    from ..zoo.attention_variants import ARRANGEMENTS, VARIANTS
+
+    arrangements, variants = list(ARRANGEMENTS), list(VARIANTS)
+    for ai, arch in enumerate(arrangements):
+        for vi, v in enumerate(variants):
+            if model == f"{arch}_{v}":
+                return (kind == "baseline", 0, ai, vi, model)
+    return (kind == "baseline", 1, 0, 0, model)
+
+
+def _settings_without_seed(r: Dict[str, Any]) -> Dict[str, Any]:
+    return {k: v for k, v in r.get("settings", {}).items() if k != "seed"}
+
+
+def aggregate(results: Iterable[Dict[str, Any]]) -> List[Row]:
+    """One :class:`Row` per (model, protocol, horizon, window, budget label), seeds aggregated.
+
+    Raises:
+        AggregationError: one seed twice in a group, or results with different settings in a group.
+    """
+    groups: Dict[tuple, List[Dict[str, Any]]] = {}
+    for r in results:
+        key = (r["model"], r["protocol"], int(r["horizon"]), int(r.get("window", 12)), r["budget_label"])
+        groups.setdefault(key, []).append(r)
+    rows = []
+    for key, rs in groups.items():
+        rs = sorted(rs, key=lambda r: (r["seed"] is None, r["seed"] if r["seed"] is not None else 0))
+        seeds = [r["seed"] for r in rs]
+        if len(set(seeds)) != len(seeds):
+            raise AggregationError(f"{key[0]} ({key[1]}, h{key[2]}, {key[4]}): seed(s) "
+                                   f"{sorted({s for s in seeds if seeds.count(s) > 1}, key=str)} appear in more "
+                                   f"than one result ({[r['unit_id'] for r in rs]}).")
+        ref = _settings_without_seed(rs[0])
+        for r in rs[1:]:
+            if _settings_without_seed(r) != ref:
+                raise AggregationError(f"{rs[0]['unit_id']} and {r['unit_id']} were run with different settings "
+                                       f"({ref} vs {_settings_without_seed(r)}); they cannot be averaged.")
+        for f in ("budget", "cpu_budget", "kind", "windows"):
+            if len({str(r.get(f)) for r in rs}) > 1:
+                raise AggregationError(f"The results {[r['unit_id'] for r in rs]} differ in {f!r}; they cannot "
+                                       f"be averaged.")
+        cols = metric_columns(key[2])
+        missing = [c for c in cols if any(c not in r["metrics"] for r in rs)]
+        if missing:
+            raise AggregationError(f"{rs[0]['unit_id']}: metrics {missing} missing from a result file.")
+        times = [r["train_time_s"] for r in rs if r.get("train_time_s") is not None]
+        rss = [r["peak_memory"].get("rss_mb") for r in rs if (r.get("peak_memory") or {}).get("rss_mb") is not None]
+        cuda = [r["peak_memory"].get("cuda_max_allocated_mb") for r in rs
+                if (r.get("peak_memory") or {}).get("cuda_max_allocated_mb") is not None]
+        params = {r.get("parameters") for r in rs}
+        rows.append(Row(
+            model=key[0], kind=rs[0]["kind"], protocol=key[1], horizon=key[2], window=key[3], budget=rs[0]["budget"],
+            budget_label=key[4], cpu_budget=bool(rs[0]["cpu_budget"]),
+            full_budget=all(bool(r.get("full_budget")) for r in rs), seeds=seeds,
+            metrics={c: summarize([r["metrics"][c] for r in rs]) for c in cols}, windows=int(rs[0]["windows"]),
+            parameters=params.pop() if len(params) == 1 else None,
+            train_time_s=summarize(times) if times else None, peak_rss_mb=max(rss) if rss else None,
+            rss_exact=bool(rss) and all(r["peak_memory"].get("rss_exact") for r in rs),
+            cuda_max_allocated_mb=max(cuda) if cuda else None, resumed=any(r.get("resumed") for r in rs),
+            overrides=dict(rs[0].get("overrides") or {}), model_overrides=dict(rs[0].get("model_overrides") or {}),
+            budget_resolved=rs[0].get("budget_resolved"),
+            machines=sorted({(r.get("machine") or {}).get("summary", "unknown machine") for r in rs}),
+            git_commits=sorted({str(r.get("git_commit"))[:10] for r in rs if r.get("git_commit")}),
+            git_dirty=any(r.get("git_dirty") for r in rs), unit_ids=[r["unit_id"] for r in rs]))
+    rows.sort(key=lambda r: (r.protocol, r.horizon, r.window, r.budget_label, _order(r.model, r.kind)))
+    return rows
+
+
+def build_tables(rows: Iterable[Row]) -> List[Table]:
+    """Group rows into tables of one (protocol, horizon, window, budget label) each.
+
+    Raises:
+        AggregationError: rows of one table tested on different numbers of windows.
+    """
+    tables: Dict[tuple, Table] = {}
+    for r in rows:
+        key = (r.protocol, r.horizon, r.window, r.budget_label)
+        if key not in tables:
+            tables[key] = Table(r.protocol, r.horizon, r.window, r.budget, r.budget_label)
+        tables[key].rows.append(r)
+    for t in tables.values():
+        windows = {r.windows for r in t.rows}
+        if len(windows) > 1:
+            raise AggregationError(f"Table {t.key}: rows were tested on different numbers of windows "
+                                   f"{ {r.model: r.windows for r in t.rows} }; they are not comparable.")
+        t.rows.sort(key=lambda r: _order(r.model, r.kind))
+    return [tables[k] for k in sorted(tables)]

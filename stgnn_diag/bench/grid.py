@@ -1,0 +1,352 @@
+"""A benchmark grid: models x seeds x budgets x protocols x horizons, expanded into units.
+
+A grid is given as a Python dict, a JSON file or command-line arguments (no YAML)::
+
+    {
+      "models": ["tas_attn_*", "tts_attn_*", "historical_average"],   # names, shell patterns, baselines
+      "seeds": [0, 1, 2],
+      "budgets": ["cpu-small"],
+      "protocols": ["dcrnn"],
+      "horizons": [12],
+      "window": 12,
+      "overrides": {"max_epochs": 1, "max_windows": 300},          # budget / evaluation overrides
+      "model_overrides": {"tts_attn_*": {"hidden_size": 8}}         # per model pattern; every matching
+    }                                                               # pattern applies, later ones win
+
+Model patterns are expanded with :func:`stgnn_diag.list_models` (so ``tsl:*`` and ``pygt:*`` work);
+names in :data:`stgnn_diag.baselines.BASELINES` are baselines: they are evaluated, not trained, and
+being deterministic they get one unit per (protocol, horizon, budget) instead of one per seed.
+
+Every unit has an id naming its folder in the results directory::
+
+    tts_attn_penalty__dcrnn__h12__cpu-small__s0          a trained model, seed 0
+    historical_average__dcrnn__h12__cpu-small            a baseline
+    tts_attn_none__dcrnn__h12__cpu-small+e1-tb2-w300__s1 a reduced budget (overrides in the label)
+
+The budget part of the id is the *budget label*: the preset name, plus the overrides when there are
+any, so results of different effective budgets never share a label (and are never averaged together).
+"""
+from __future__ import annotations
+
+import difflib
+import fnmatch
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
+
+__all__ = ["BUDGET_OVERRIDE_KEYS", "GridError", "GridSpec", "Unit", "budget_label", "expand_models",
+           "is_cpu_budget", "model_slug"]
+
+#: Budget / evaluation overrides a grid may set for all its units, with their short form in labels.
+BUDGET_OVERRIDE_KEYS: Dict[str, str] = {
+    "max_epochs": "e", "batch_size": "b", "limit_train_batches": "tb", "limit_val_batches": "vb",
+    "lr": "lr", "patience": "p", "max_windows": "w",
+}
+
+_PATTERN_CHARS = set("*?[")
+
+
+class GridError(ValueError):
+    """A grid that cannot be run: unknown model / pattern / budget / protocol, bad values."""
+
+
+def is_cpu_budget(budget: str) -> bool:
+    """Whether a budget preset is a CPU budget (its name starts with ``cpu``; ``cpu-small``)."""
+    return budget.startswith("cpu")
+
+
+def budget_label(budget: str, overrides: Optional[Mapping[str, Any]] = None) -> str:
+    """``budget`` alone, or ``budget+<key><value>-...`` when overrides change it.
+
+    Example:
+        ``budget_label("cpu-small", {"max_epochs": 1, "max_windows": 300}) == "cpu-small+e1-w300"``.
+    """
+    parts = []
+    for key, short in BUDGET_OVERRIDE_KEYS.items():
+        value = (overrides or {}).get(key)
+        if value is not None:
+            parts.append(f"{short}{value:g}" if isinstance(value, float) else f"{short}{value}")
+    return budget if not parts else f"{budget}+{'-'.join(parts)}"
+
+
+def model_slug(model: str) -> str:
+    """A file-name-safe form of a model name (``tsl:GraphWaveNetModel`` -> ``tsl-GraphWaveNetModel``)."""
+    return model.replace(":", "-").replace("/", "-")
+
+
+@dataclass(frozen=True)
+class Unit:
+    """One run of the grid.
+
+    Attributes:
+        model: zoo name or baseline name.
+        kind: ``"model"`` (trained) or ``"baseline"`` (evaluated).
+        protocol, horizon, window: data protocol and shapes.
+        budget: budget preset name (see :data:`stgnn_diag.training.BUDGETS`).
+        seed: training seed (``None`` for a baseline).
+        overrides: budget / evaluation overrides shared by the grid (``max_epochs``, ``max_windows``...).
+        model_overrides: zoo overrides for this model (``hidden_size``...), ``{}`` for none.
+    """
+
+    model: str
+    kind: str
+    protocol: str
+    horizon: int
+    window: int
+    budget: str
+    seed: Optional[int]
+    overrides: Tuple[Tuple[str, Any], ...] = ()
+    model_overrides: Tuple[Tuple[str, Any], ...] = ()
+
+    @property
+    def budget_label(self) -> str:
+        """The budget preset plus its overrides (see :func:`budget_label`)."""
+        return budget_label(self.budget, dict(self.overrides))
+
+    @property
+    def unit_id(self) -> str:
+        """Folder name: ``<model>__<protocol>__h<H>__<budget label>[__s<seed>]``."""
+        parts = [model_slug(self.model), self.protocol, f"h{self.horizon}"]
+        if self.window != 12:
+            parts.append(f"w{self.window}")
+        parts.append(self.budget_label)
+        if self.seed is not None:
+            parts.append(f"s{self.seed}")
+        return "__".join(parts)
+
+    def settings(self) -> Dict[str, Any]:
+        """What must match for a stored result to count as this unit's (and for results to be averaged)."""
+        return {"model": self.model, "kind": self.kind, "protocol": self.protocol, "horizon": self.horizon,
+                "window": self.window, "budget": self.budget, "overrides": dict(self.overrides),
+                "model_overrides": dict(self.model_overrides), "seed": self.seed}
+
+    def to_dict(self) -> Dict[str, Any]:
+        """JSON form (for the isolated worker); inverse of :meth:`from_dict`."""
+        return self.settings()
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> "Unit":
+        return cls(model=d["model"], kind=d["kind"], protocol=d["protocol"], horizon=int(d["horizon"]),
+                   window=int(d["window"]), budget=d["budget"], seed=d["seed"],
+                   overrides=tuple(sorted(d.get("overrides", {}).items())),
+                   model_overrides=tuple(sorted(d.get("model_overrides", {}).items())))
+
+
+def _is_pattern(name: str) -> bool:
+    return any(c in _PATTERN_CHARS for c in name)
+
+
+def expand_models(names: Iterable[str]) -> Tuple[List[str], List[str]]:
+    """Split and expand model names / shell patterns into ``(trained models, baselines)``.
+
+    Order is kept (first occurrence wins); a pattern expands in :func:`list_models` order.
+
+    Raises:
+        GridError: a pattern matching nothing, or a name that is neither a zoo model nor a baseline
+            (with close matches).
+    """
+    from ..baselines import BASELINES
+    from ..zoo import list_models
+
+    zoo = list_models()
+    models: List[str] = []
+    baselines: List[str] = []
+    for name in names:
+        if not isinstance(name, str) or not name:
+            raise GridError(f"Model names must be non-empty strings, got {name!r}.")
+        if _is_pattern(name):
+            hits = [n for n in zoo if fnmatch.fnmatchcase(n, name)]
+            hits += [b for b in BASELINES if fnmatch.fnmatchcase(b, name)]
+            if not hits:
+                raise GridError(f"Model pattern {name!r} matches no zoo model and no baseline "
+                                f"(see `stgnn-diag models`).")
+        elif name in BASELINES or name in zoo:
+            hits = [name]
+        else:
+            close = difflib.get_close_matches(name, zoo + sorted(BASELINES), n=5, cutoff=0.5)
+            hint = f" Did you mean: {', '.join(close)}?" if close else ""
+            raise GridError(f"Unknown model {name!r}: neither a zoo model nor a baseline "
+                            f"({', '.join(sorted(BASELINES))}).{hint}")
+        for h in hits:
+            target = baselines if h in BASELINES else models
+            if h not in target:
+                target.append(h)
+    return models, baselines
+
+
+def _int_list(name: str, values: Any) -> List[int]:
+    if isinstance(values, (int, str)):
+        values = [values]
+    out = []
+    for v in values:
+        try:
+            iv = int(v)
+        except (TypeError, ValueError):
+            raise GridError(f"{name} must be integers, got {v!r}.") from None
+        if isinstance(v, float) and v != iv:
+            raise GridError(f"{name} must be integers, got {v!r}.")
+        out.append(iv)
+    if not out:
+        raise GridError(f"The grid needs at least one value in {name}.")
+    return out
+
+
+def _str_list(name: str, values: Any) -> List[str]:
+    if isinstance(values, str):
+        values = [values]
+    values = list(values or [])
+    if not values:
+        raise GridError(f"The grid needs at least one value in {name}.")
+    return [str(v) for v in values]
+
+
+@dataclass
+class GridSpec:
+    """A benchmark grid (see the module docstring).
+
+    Attributes:
+        models: zoo names, shell patterns (``"tas_attn_*"``, ``"tsl:*"``) and baseline names.
+        seeds: training seeds (baselines ignore them).
+        budgets: budget presets (``cpu-small``, ``paper``).
+        protocols: ``dcrnn`` and / or ``paper``.
+        horizons: predicted steps (12, 36).
+        window: input steps.
+        overrides: budget / evaluation overrides for every unit; keys in :data:`BUDGET_OVERRIDE_KEYS`.
+        model_overrides: ``{model pattern: {key: value}}``; every matching pattern applies, in order.
+    """
+
+    models: List[str]
+    seeds: List[int] = field(default_factory=lambda: [0])
+    budgets: List[str] = field(default_factory=lambda: ["cpu-small"])
+    protocols: List[str] = field(default_factory=lambda: ["dcrnn"])
+    horizons: List[int] = field(default_factory=lambda: [12])
+    window: int = 12
+    overrides: Dict[str, Any] = field(default_factory=dict)
+    model_overrides: Dict[str, Dict[str, Any]] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.models = _str_list("models", self.models)
+        self.seeds = _int_list("seeds", self.seeds)
+        self.budgets = _str_list("budgets", self.budgets)
+        self.protocols = _str_list("protocols", self.protocols)
+        self.horizons = _int_list("horizons", self.horizons)
+        self.window = _int_list("window", self.window)[0]
+        self.overrides = {k: v for k, v in dict(self.overrides or {}).items() if v is not None}
+        self.model_overrides = {str(k): dict(v) for k, v in dict(self.model_overrides or {}).items()}
+
+    # -- construction ---------------------------------------------------------------------------
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> "GridSpec":
+        """From a plain dict (the JSON file's content); unknown keys are an error."""
+        known = {"models", "seeds", "budgets", "protocols", "horizons", "window", "overrides", "model_overrides"}
+        extra = set(d) - known
+        if extra:
+            raise GridError(f"Unknown grid keys {sorted(extra)}; valid: {sorted(known)}.")
+        if "models" not in d:
+            raise GridError("A grid needs 'models'.")
+        return cls(**dict(d))
+
+    @classmethod
+    def from_json(cls, path: Union[str, Path]) -> "GridSpec":
+        """From a JSON file holding the dict of :meth:`from_dict`."""
+        path = Path(path)
+        try:
+            data = json.loads(path.read_text())
+        except FileNotFoundError:
+            raise GridError(f"No grid file at {path}.") from None
+        except json.JSONDecodeError as e:
+            raise GridError(f"{path} is not valid JSON: {e}") from None
+        if not isinstance(data, dict):
+            raise GridError(f"{path} must hold a JSON object.")
+        return cls.from_dict(data)
+
+    def to_dict(self) -> Dict[str, Any]:
+        return {"models": list(self.models), "seeds": list(self.seeds), "budgets": list(self.budgets),
+                "protocols": list(self.protocols), "horizons": list(self.horizons), "window": self.window,
+                "overrides": dict(self.overrides), "model_overrides": {k: dict(v) for k, v in
+                                                                         self.model_overrides.items()}}
+
+    # -- validation and expansion ---------------------------------------------------------------
+    def validate(self) -> Tuple[List[str], List[str]]:
+        """Check every name; returns the expanded ``(trained models, baselines)``.
+
+        Raises:
+            GridError: unknown model / pattern / budget / protocol / override key, bad numbers.
+        """
+        from ..datasets.protocols import PROTOCOLS
+        from ..training.budgets import BUDGETS
+
+        for b in self.budgets:
+            if b not in BUDGETS:
+                close = difflib.get_close_matches(b, BUDGETS, n=2)
+                hint = f" Did you mean {close[0]!r}?" if close else ""
+                raise GridError(f"Unknown budget {b!r}; choose from {sorted(BUDGETS)}.{hint}")
+        for p in self.protocols:
+            if p not in PROTOCOLS:
+                close = difflib.get_close_matches(p, PROTOCOLS, n=1)
+                hint = f" Did you mean {close[0]!r}?" if close else ""
+                raise GridError(f"Unknown protocol {p!r}; choose from {sorted(PROTOCOLS)}.{hint}")
+        for h in self.horizons:
+            if h < 1:
+                raise GridError(f"Horizons must be >= 1, got {h}.")
+        if self.window < 1:
+            raise GridError(f"window must be >= 1, got {self.window}.")
+        bad = set(self.overrides) - set(BUDGET_OVERRIDE_KEYS)
+        if bad:
+            raise GridError(f"Unknown budget overrides {sorted(bad)}; valid: {sorted(BUDGET_OVERRIDE_KEYS)}. "
+                            f"Model settings (hidden_size, heads ...) go in model_overrides.")
+        models, baselines = expand_models(self.models)
+        for pattern in self.model_overrides:
+            if not any(fnmatch.fnmatchcase(m, pattern) for m in models):
+                raise GridError(f"model_overrides pattern {pattern!r} matches none of the grid's trained "
+                                f"models {models}.")
+        return models, baselines
+
+    def overrides_for(self, model: str) -> Dict[str, Any]:
+        """The merged ``model_overrides`` of every pattern matching ``model`` (later patterns win)."""
+        out: Dict[str, Any] = {}
+        for pattern, kv in self.model_overrides.items():
+            if fnmatch.fnmatchcase(model, pattern):
+                out.update(kv)
+        return out
+
+    def units(self) -> List[Unit]:
+        """All units, in run order: per budget, protocol and horizon, the baselines first, then the
+        trained models seed by seed (so a partial grid already holds complete seed-0 rows)."""
+        models, baselines = self.validate()
+        ov = tuple(sorted(self.overrides.items()))
+        out: List[Unit] = []
+        for budget in self.budgets:
+            for protocol in self.protocols:
+                for horizon in self.horizons:
+                    for b in baselines:
+                        out.append(Unit(b, "baseline", protocol, horizon, self.window, budget, None, ov))
+                    for seed in self.seeds:
+                        for m in models:
+                            mo = tuple(sorted(self.overrides_for(m).items()))
+                            out.append(Unit(m, "model", protocol, horizon, self.window, budget, seed, ov, mo))
+        ids = [u.unit_id for u in out]
+        dup = sorted({i for i in ids if ids.count(i) > 1})
+        if dup:  # e.g. two model names with the same slug
+            raise GridError(f"Two units share the ids {dup}.")
+        return out
+
+
+def parse_override_value(text: str) -> Any:
+    """``"8"`` -> 8, ``"0.1"`` -> 0.1, ``"true"`` -> True, ``"[1,2]"`` -> [1, 2], anything else -> the string."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        return text
+
+
+def parse_key_values(pairs: Optional[Sequence[str]]) -> Dict[str, Any]:
+    """``["hidden_size=8", "heads=2"]`` -> ``{"hidden_size": 8, "heads": 2}``."""
+    out: Dict[str, Any] = {}
+    for kv in pairs or []:
+        key, sep, value = kv.partition("=")
+        if not sep or not key:
+            raise GridError(f"Expected KEY=VALUE, got {kv!r}.")
+        out[key.strip()] = parse_override_value(value.strip())
+    return out

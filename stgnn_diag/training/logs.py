@@ -1,0 +1,49 @@
+"""Per-attempt CSV logs of a run, merged into one ``metrics.csv``.
+
+Lightning's ``CSVLogger`` rewrites its file from what it logged in the current process, so a
+resumed run would lose the epochs logged before the interruption. Each attempt (the first run
+and every ``--resume``) therefore logs into ``logs/attempt<k>/metrics.csv``, and the run's
+``metrics.csv`` is their merge: for an epoch logged by several attempts (an interrupted epoch
+that was redone), the rows of the latest attempt win.
+"""
+from __future__ import annotations
+
+import csv
+import shutil
+from pathlib import Path
+from typing import List
+
+LOGS = "logs"
+
+
+def next_attempt(out_dir: Path, resume: bool) -> str:
+    """Version name for this attempt's CSV logger; a fresh (non-resumed) run clears old attempts."""
+    logs = Path(out_dir) / LOGS
+    if not resume and logs.exists():
+        shutil.rmtree(logs)
+    done = sorted(logs.glob("attempt*")) if logs.exists() else []
+    return f"attempt{len(done)}"
+
+
+def merge_attempt_logs(out_dir: Path, target: Path) -> Path:
+    """Write the merged per-epoch log of every attempt under ``out_dir/logs`` into ``target``."""
+    files: List[Path] = sorted((Path(out_dir) / LOGS).glob("attempt*/metrics.csv"),
+                               key=lambda p: int(p.parent.name[len("attempt"):]))
+    rows_by_attempt = []
+    fields: List[str] = []
+    for f in files:
+        with open(f) as fh:
+            reader = csv.DictReader(fh)
+            fields += [c for c in reader.fieldnames or [] if c not in fields]
+            rows_by_attempt.append([r for r in reader if r.get("epoch")])
+    merged, seen = [], set()
+    for rows in reversed(rows_by_attempt):  # latest attempt first
+        epochs = {r["epoch"] for r in rows}
+        merged = [r for r in rows if r["epoch"] not in seen] + merged
+        seen |= epochs
+    merged.sort(key=lambda r: (int(float(r["epoch"])), int(float(r.get("step") or 0))))
+    with open(target, "w", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=fields)
+        writer.writeheader()
+        writer.writerows(merged)
+    return Path(target)

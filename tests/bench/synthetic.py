@@ -1,0 +1,46 @@
+"""Synthetic bench result files (no training) for aggregation and rendering tests."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Dict, Optional
+
+from stgnn_diag.bench.aggregate import metric_columns
+from stgnn_diag.bench.grid import Unit, is_cpu_budget
+from stgnn_diag.bench.runner import RESULT_JSON, SCHEMA
+
+MACHINE = {"summary": "synthetic machine, 2 CPU cores", "cpu_count": 2}
+
+
+def make_result(model: str, seed: Optional[int], values: Dict[str, float], *, kind: str = "model",
+                budget: str = "cpu-small", overrides: Optional[dict] = None, model_overrides: Optional[dict] = None,
+                protocol: str = "dcrnn", horizon: int = 12, windows: int = 100, default: float = 5.0,
+                parameters: int = 1000, train_time_s: float = 10.0, rss_mb: float = 500.0) -> dict:
+    """A schema-conforming result; metric columns not in ``values`` get ``default``."""
+    overrides = dict(overrides or {})
+    unit = Unit(model, kind, protocol, horizon, 12, budget, seed if kind == "model" else None,
+                tuple(sorted(overrides.items())), tuple(sorted((model_overrides or {}).items())))
+    metrics = {c: float(values.get(c, default)) for c in metric_columns(horizon)}
+    return {
+        "schema": SCHEMA, "unit_id": unit.unit_id, "settings": json.loads(json.dumps(unit.settings())),
+        "model": model, "kind": kind, "protocol": protocol, "horizon": horizon, "window": 12, "budget": budget,
+        "budget_label": unit.budget_label, "cpu_budget": is_cpu_budget(budget),
+        "full_budget": not is_cpu_budget(budget) and not overrides, "overrides": overrides,
+        "model_overrides": dict(model_overrides or {}), "seed": unit.seed,
+        "budget_resolved": {"max_epochs": 3, "batch_size": 32, "limit_train_batches": 50, "lr": 0.003},
+        "metrics": metrics, "windows": windows, "parameters": parameters if kind == "model" else 0,
+        "train_time_s": train_time_s if kind == "model" else None, "epochs": 3, "global_steps": 150,
+        "resumed": False, "wall_time_s": train_time_s + 1,
+        "peak_memory": {"rss_mb": rss_mb, "rss_exact": True, "cuda_max_allocated_mb": None},
+        "environment": {"git_commit": "0123456789abcdef"}, "git_commit": "0123456789abcdef", "git_dirty": False,
+        "machine": MACHINE, "accelerator": "cpu", "devices": 1, "isolated": True,
+    }
+
+
+def write_results(folder: Path, *results: dict) -> Path:
+    """Write each result to ``folder/<unit id>/result.json``."""
+    for r in results:
+        path = Path(folder) / r["unit_id"] / RESULT_JSON
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(r))
+    return Path(folder)

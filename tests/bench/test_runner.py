@@ -1,0 +1,190 @@
+"""The grid runner on real METR-LA: result files, skipping, resumption, interruption, failures, isolation."""
+import json
+import shutil
+import signal
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from stgnn_diag.bench import runner
+from stgnn_diag.bench.cli import grid_from_args
+from stgnn_diag.bench.grid import GridError, GridSpec, Unit
+from stgnn_diag.bench.runner import RESULT_JSON, RUN_DIR, run_grid, unit_state
+from stgnn_diag.training import evaluate, load_checkpoint
+
+from .conftest import BASELINE, LABEL, MODELS, SEEDS, TINY_MODEL
+
+
+def _units(args):
+    return grid_from_args(args).units()
+
+
+def _fail_if_called(cfg):
+    raise AssertionError(f"training was called for {cfg.out}")
+
+
+def test_every_unit_has_a_complete_result(tiny_grid, metr_la_root):
+    results, args = tiny_grid
+    units = _units(args)
+    assert [u.unit_id for u in units] == [f"{BASELINE}__dcrnn__h12__{LABEL}"] + [
+        f"{m}__dcrnn__h12__{LABEL}__s{s}" for s in SEEDS for m in MODELS]
+    assert sorted(p.parent.name for p in results.glob(f"*/{RESULT_JSON}")) == sorted(u.unit_id for u in units)
+    for u in units:
+        res = json.loads((results / u.unit_id / RESULT_JSON).read_text())
+        assert res["unit_id"] == u.unit_id and res["budget"] == "cpu-small" and res["budget_label"] == LABEL
+        assert res["cpu_budget"] is True and res["full_budget"] is False
+        assert res["windows"] == 300 and res["git_commit"] == res["environment"]["git_commit"]
+        assert res["peak_memory"]["rss_mb"] > 50 and res["machine"]["summary"]
+        if u.kind == "baseline":
+            assert res["parameters"] == 0 and res["seed"] is None
+            continue
+        run = results / u.unit_id / RUN_DIR
+        stored = json.loads((run / "metrics.json").read_text())
+        assert res["metrics"] == stored["metrics"] and res["train_time_s"] == stored["train_time_s"]
+        assert res["model_overrides"] == TINY_MODEL and res["global_steps"] == 2 and res["resumed"] is False
+        # parameter count, checked on the checkpointed model
+        module = load_checkpoint(run / "checkpoints" / "last.ckpt")
+        assert res["parameters"] == sum(p.numel() for p in module.model.parameters())
+        assert module.hparams["model_kwargs"]["hidden_size"] == 8
+    # the recorded commit is a commit of this checkout: HEAD or (commits landing during the run) an ancestor
+    assert len(res["git_commit"]) == 40
+    ancestor = subprocess.run(["git", "merge-base", "--is-ancestor", res["git_commit"], "HEAD"],
+                              capture_output=True, cwd=Path(__file__).parent)
+    assert ancestor.returncode == 0, ancestor.stderr
+    # the baseline's numbers are those of `evaluate` on the same 300 test windows
+    base = json.loads((results / units[0].unit_id / RESULT_JSON).read_text())
+    ref = evaluate(BASELINE, data_root=metr_la_root, max_windows=300, progress=False)
+    assert base["metrics"] == pytest.approx(ref["metrics"], rel=1e-12)
+    # seeds give different models
+    m = MODELS[0]
+    a, b = (json.loads((results / f"{m}__dcrnn__h12__{LABEL}__s{s}" / RESULT_JSON).read_text()) for s in SEEDS)
+    assert a["metrics"] != b["metrics"]
+    assert (results / ".gitignore").read_text().count("*/run/checkpoints/") == 1
+
+
+def test_rerun_skips_finished_units(tiny_grid, monkeypatch):
+    results, args = tiny_grid
+    files = sorted(results.glob(f"*/{RESULT_JSON}"))
+    before = {p: (p.stat().st_mtime_ns, p.read_bytes()) for p in files}
+    monkeypatch.setattr(runner, "_train", _fail_if_called)
+    monkeypatch.setattr(runner, "run_unit", lambda *a, **k: pytest.fail("run_unit called for a finished unit"))
+    out = run_grid(_units(args), results, progress=False)
+    assert [o.status for o in out.outcomes] == ["skipped"] * 5 and not out.interrupted
+    assert {p: (p.stat().st_mtime_ns, p.read_bytes()) for p in files} == before
+    assert all(o.result["unit_id"] == o.unit.unit_id for o in out.outcomes)
+
+
+def test_unit_with_checkpoint_but_no_result_is_resumed(tiny_grid, tmp_path, metr_la_root):
+    results, args = tiny_grid
+    unit = next(u for u in _units(args) if u.kind == "model" and u.seed == 1)
+    mine = tmp_path / "results"
+    shutil.copytree(results / unit.unit_id, mine / unit.unit_id)
+    original = json.loads((mine / unit.unit_id / RESULT_JSON).read_text())
+    (mine / unit.unit_id / RESULT_JSON).unlink()
+    (mine / unit.unit_id / RUN_DIR / "metrics.json").unlink()
+    assert unit_state(mine, unit) == "partial"
+    out = run_grid([unit], mine, data_root=metr_la_root, progress=False)
+    assert [o.status for o in out.outcomes] == ["resumed"]
+    res = json.loads((mine / unit.unit_id / RESULT_JSON).read_text())
+    assert res["resumed"] is True and res["global_steps"] == original["global_steps"] == 2
+    # resumed from the final checkpoint: the very same model, the very same test metrics
+    assert res["metrics"] == original["metrics"]
+    assert unit_state(mine, unit) == "done"
+
+
+def test_finished_training_without_result_is_completed_without_training(tiny_grid, tmp_path, monkeypatch):
+    results, args = tiny_grid
+    unit = next(u for u in _units(args) if u.kind == "model")
+    mine = tmp_path / "results"
+    shutil.copytree(results / unit.unit_id, mine / unit.unit_id)
+    original = json.loads((mine / unit.unit_id / RESULT_JSON).read_text())
+    (mine / unit.unit_id / RESULT_JSON).unlink()
+    assert unit_state(mine, unit) == "trained"
+    monkeypatch.setattr(runner, "_train", _fail_if_called)
+    out = run_grid([unit], mine, progress=False)
+    assert [o.status for o in out.outcomes] == ["resumed"]
+    assert out.outcomes[0].result["metrics"] == original["metrics"]
+    assert out.outcomes[0].result["peak_memory"]["rss_mb"] is None  # nothing ran now: not measured
+
+
+def test_other_settings_in_the_results_folder_are_an_error(tiny_grid, monkeypatch):
+    results, args = tiny_grid
+    monkeypatch.setattr(runner, "_train", _fail_if_called)
+    other = GridSpec(models=MODELS, seeds=SEEDS, overrides=dict(_units(args)[0].overrides),
+                     model_overrides={"*": {**TINY_MODEL, "hidden_size": 16}})
+    with pytest.raises(GridError, match="other settings"):
+        run_grid(other, results, progress=False)
+
+
+def _fake_metrics(cfg):
+    return {"metrics": {f"{m}@{s}": 1.0 + cfg.seed for m in ("mae", "rmse", "mape") for s in (3, 6, 12, "avg")},
+            "windows": 10, "parameters": 7, "train_time_s": 0.1, "epochs": 1, "global_steps": 1, "resumed": cfg.resume,
+            "environment": {"git_commit": "abc"}, "config": {}}
+
+
+def _fake_units(n=3):
+    return [Unit("tts_attn_none", "model", "dcrnn", 12, 12, "cpu-small", s) for s in range(n)]
+
+
+def test_ctrl_c_stops_the_grid_and_the_unit_resumes_next_time(tmp_path, monkeypatch):
+    calls = []
+
+    def interrupted_second(cfg):
+        calls.append((cfg.seed, cfg.resume))
+        if cfg.seed == 1:  # what Lightning does on Ctrl-C: checkpoints stay, SIGINT ignored, sys.exit(1)
+            ckpt = Path(cfg.out) / "checkpoints" / "last.ckpt"
+            ckpt.parent.mkdir(parents=True)
+            ckpt.write_bytes(b"checkpoint")
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
+            raise SystemExit(1)
+        return _fake_metrics(cfg)
+
+    monkeypatch.setattr(runner, "_train", interrupted_second)
+    units = _fake_units()
+    out = run_grid(units, tmp_path, progress=False, log=lambda s: None)
+    assert out.interrupted and [o.status for o in out.outcomes] == ["done", "interrupted", "pending"]
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    assert [unit_state(tmp_path, u) for u in units] == ["done", "partial", "new"]
+    calls.clear()
+    monkeypatch.setattr(runner, "_train", lambda cfg: calls.append((cfg.seed, cfg.resume)) or _fake_metrics(cfg))
+    out = run_grid(units, tmp_path, progress=False, log=lambda s: None)
+    assert [o.status for o in out.outcomes] == ["skipped", "resumed", "done"]
+    assert calls == [(1, True), (2, False)]  # the interrupted unit resumes; the finished one is not rerun
+
+
+def test_a_failed_unit_is_recorded_and_the_grid_goes_on(tmp_path, monkeypatch):
+    def broken_first(cfg):
+        if cfg.seed == 0:
+            raise RuntimeError("boom")
+        return _fake_metrics(cfg)
+
+    monkeypatch.setattr(runner, "_train", broken_first)
+    units = _fake_units(2)
+    out = run_grid(units, tmp_path, progress=False, log=lambda s: None)
+    assert [o.status for o in out.outcomes] == ["failed", "done"] and "boom" in out.failed[0].error
+    err = json.loads((tmp_path / units[0].unit_id / "error.json").read_text())
+    assert "RuntimeError: boom" in err["error"] and "Traceback" in err["detail"]
+    assert not (tmp_path / units[0].unit_id / RESULT_JSON).exists()
+    out = run_grid(units, tmp_path, progress=False, log=lambda s: None, fail_fast=True)  # still broken: stops
+    assert [o.status for o in out.outcomes] == ["failed", "pending"]
+    monkeypatch.setattr(runner, "_train", _fake_metrics)
+    out = run_grid(units, tmp_path, progress=False, log=lambda s: None)
+    assert [o.status for o in out.outcomes] == ["done", "skipped"]
+    assert not (tmp_path / units[0].unit_id / "error.json").exists()
+
+
+def test_isolated_units_run_in_their_own_process(tiny_grid, tmp_path, metr_la_root):
+    results, args = tiny_grid
+    base = _units(args)[0]
+    assert base.kind == "baseline"
+    bad = Unit("tts_attn_none", "model", "dcrnn", 12, 12, "cpu-small", 0, base.overrides,
+               (("no_such_option", 1),))
+    out = run_grid([base, bad], tmp_path, data_root=metr_la_root, isolate=True, progress=False, log=lambda s: None)
+    assert [o.status for o in out.outcomes] == ["done", "failed"]
+    res = json.loads((tmp_path / base.unit_id / RESULT_JSON).read_text())
+    in_process = json.loads((results / base.unit_id / RESULT_JSON).read_text())
+    assert res["isolated"] is True and res["peak_memory"]["rss_exact"] is True
+    assert res["metrics"] == in_process["metrics"]
+    err = json.loads((tmp_path / bad.unit_id / "error.json").read_text())
+    assert "no_such_option" in err["error"] and not (tmp_path / bad.unit_id / RESULT_JSON).exists()
