@@ -19,7 +19,7 @@ def weights_digest(module: torch.nn.Module) -> str:
 
 
 class RankAgreement(L.Callback):
-    """At the end of ``fit``, gather from every rank the weight digest and the masked validation MAE
+    """At the end of a multi-process ``fit``, gather from every rank the weight digest and the masked validation MAE
     computed by that rank alone on the whole validation split (no sharding), and keep them in
     ``self.report`` (rank 0) as ``{"world_size", "weights_sha256": [...], "val_mae": [...], "agree"}``.
     """
@@ -32,6 +32,9 @@ class RankAgreement(L.Callback):
         from .evaluate import predict_split
         from ..metrics import masked_mae
 
+        if trainer.world_size == 1:  # nothing to compare: skip the extra pass over the validation split
+            self.report = {"world_size": 1, "weights_sha256": [weights_digest(pl_module)], "agree": True}
+            return
         pred = predict_split(pl_module, self.splits, "val", batch_size=self.batch_size, progress=False)
         local = {"sha": weights_digest(pl_module), "val_mae": float(masked_mae(pred, self.splits.val.targets()))}
         gathered: List[Dict[str, Any]] = [local]
