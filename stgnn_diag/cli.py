@@ -131,8 +131,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=_evaluate)
 
     from .bench import cli as bench_cli
+    from .sensitivity import cli as sensitivity_cli
 
     bench_cli.add_parser(sub)
+    sensitivity_cli.add_parser(sub)
     return parser
 
 

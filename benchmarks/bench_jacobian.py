@@ -1,0 +1,133 @@
+"""Full Jacobian [12, 207, 12, 207] of a TTS and a T&S model on one METR-LA window: ours vs autograd.
+
+For each model (registered zoo entries, hidden 64, untrained: the timing and the comparison do not
+depend on the weights) the script computes, in the same process and on the same window,
+
+* ours: :func:`stgnn_diag.sensitivity.spatiotemporal_jacobian` (``method="auto"``, raw blocks);
+* baseline: ``torch.autograd.functional.jacobian(lambda x: model(x, edge_index, edge_weight), x)``,
+  the over-squashing paper's method (one backward pass per output entry),
+
+and prints both wall times, the speed-up, the peak memory of each call, and the largest absolute and
+relative difference. Each call runs in its own forked process (same data, same weights), so its peak
+memory (resident-set growth above the level at the start of the call, sampled every 2 ms) is not
+hidden by memory an earlier call left with the allocator.
+
+Usage: ``python benchmarks/bench_jacobian.py [--threads N] [--window 0] [--models tts_attn_none tas_attn_none]``
+(data root: ``--data-root`` or ``$STGNN_DIAG_DATA``).
+"""
+from __future__ import annotations
+
+import argparse
+import gc
+import multiprocessing as mp
+import threading
+import time
+
+import torch
+
+import stgnn_diag
+from stgnn_diag.sensitivity import metr_la_window, spatiotemporal_jacobian
+
+
+class PeakRSS:
+    """Resident-set size growth above the level at entry, sampled in a thread (Linux /proc)."""
+
+    def __init__(self, interval: float = 0.002):
+        self.interval, self.peak, self._stop = interval, 0, threading.Event()
+
+    @staticmethod
+    def rss() -> int:
+        with open("/proc/self/statm") as f:
+            return int(f.read().split()[1]) * 4096
+
+    def _run(self):
+        while not self._stop.is_set():
+            self.peak = max(self.peak, self.rss() - self.base)
+            time.sleep(self.interval)
+
+    def __enter__(self):
+        gc.collect()
+        self.base = self.rss()
+        self._t = threading.Thread(target=self._run, daemon=True)
+        self._t.start()
+        return self
+
+    def __exit__(self, *exc):
+        self._stop.set()
+        self._t.join()
+        self.peak = max(self.peak, self.rss() - self.base)
+
+    @property
+    def mb(self) -> float:
+        return self.peak / 2**20
+
+
+def _child(fn, queue):
+    with PeakRSS() as mem:
+        t0 = time.perf_counter()
+        j, how = fn()
+        dt = time.perf_counter() - t0
+    queue.put((j.numpy(), dt, mem.mb, how))
+
+
+def run_isolated(fn):
+    """Run ``fn() -> (tensor, label)`` in a forked process; returns ``(tensor, seconds, peak MB, label)``."""
+    ctx = mp.get_context("fork")
+    queue = ctx.Queue()
+    proc = ctx.Process(target=_child, args=(fn, queue))
+    proc.start()
+    j, dt, mb, how = queue.get()
+    proc.join()
+    if proc.exitcode != 0:
+        raise RuntimeError(f"the measured process failed with exit code {proc.exitcode}")
+    return torch.from_numpy(j), dt, mb, how
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--models", nargs="+", default=["tts_attn_none", "tas_attn_none"])
+    p.add_argument("--hidden", type=int, default=64)
+    p.add_argument("--window", type=int, default=0, help="test window index")
+    p.add_argument("--threads", type=int, default=torch.get_num_threads())
+    p.add_argument("--budget-mb", type=float, default=256.0, help="chunk memory budget of our engine")
+    p.add_argument("--data-root")
+    args = p.parse_args(argv)
+    torch.set_num_threads(args.threads)
+    w = metr_la_window(args.window, "test", root=args.data_root)
+    x, ei, ew = w.x, w.edge_index, w.edge_weight
+    print(f"METR-LA test window {w.index}: x {tuple(x.shape)}, {ei.shape[1]} edges; torch {torch.__version__}, "
+          f"{args.threads} thread(s)\n")
+    rows = []
+    for name in args.models:
+        torch.manual_seed(0)
+        model = stgnn_diag.create_model(name, n_nodes=w.n_nodes, hidden_size=args.hidden).eval()
+        n_par = sum(q.numel() for q in model.parameters())
+
+        def ours():
+            j, info = spatiotemporal_jacobian(model, x, ei, ew, norm=None, budget_mb=args.budget_mb, return_info=True)
+            return j[:, :, 0, :, :, 0], info["method"]
+
+        def baseline():
+            j = torch.autograd.functional.jacobian(lambda z: model(z, ei, ew), x.unsqueeze(0))
+            return j[0, :, :, 0, 0, :, :, 0], "autograd.functional.jacobian"
+
+        j_ours, t_ours, m_ours, how = run_isolated(ours)
+        print(f"{name} ({n_par} parameters): ours ({how}) {t_ours:.1f} s, peak +{m_ours:.0f} MB", flush=True)
+        j_ref, t_ref, m_ref, _ = run_isolated(baseline)
+        print(f"{name}: torch.autograd.functional.jacobian {t_ref:.1f} s, peak +{m_ref:.0f} MB", flush=True)
+        diff = float((j_ours - j_ref).abs().max())
+        scale = float(j_ref.abs().max())
+        rows.append((name, tuple(j_ref.shape), t_ours, t_ref, m_ours, m_ref, diff, diff / scale))
+        del j_ours, j_ref
+        gc.collect()
+    print("\n| model | Jacobian | ours s | autograd s | speed-up | ours peak MB | autograd peak MB | "
+          "max abs diff | max diff / max abs |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for name, shape, to, tr, mo, mr, d, rel in rows:
+        print(f"| {name} | {list(shape)} | {to:.1f} | {tr:.1f} | {tr / to:.1f}x | {mo:.0f} | {mr:.0f} | "
+              f"{d:.2e} | {rel:.2e} |")
+    print("\ntargets: speed-up >= 20x, peak memory <= 2048 MB, max diff / max abs <= 1e-5")
+
+
+if __name__ == "__main__":
+    main()

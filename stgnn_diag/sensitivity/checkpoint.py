@@ -1,0 +1,89 @@
+"""Build a zoo model for the sensitivity tools, optionally with weights from a checkpoint file."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Dict, Optional, Tuple
+
+import torch
+from torch import nn
+
+from ..zoo import create_model
+
+
+class CheckpointFormatError(ValueError):
+    """The file does not hold weights this tool can read, or they do not fit the model."""
+
+
+def _read(path: Path) -> Any:
+    try:
+        return torch.load(path, map_location="cpu", weights_only=True)
+    except Exception:  # Lightning checkpoints pickle more than tensors: load them fully (trusted files only)
+        try:
+            return torch.load(path, map_location="cpu", weights_only=False)
+        except Exception as e:
+            raise CheckpointFormatError(f"{path} is not a readable checkpoint ({type(e).__name__}: {e}).") from e
+
+
+def read_checkpoint(path) -> Tuple[Dict[str, torch.Tensor], Optional[str], Dict[str, Any]]:
+    """Read ``(state_dict, model_name or None, model_kwargs)`` from a checkpoint file.
+
+    Accepted: a bare ``state_dict``; or a dict with key ``state_dict`` and optionally ``model_name`` /
+    ``model_kwargs`` at its top level or under ``hyper_parameters`` (Lightning, stgnn_diag's
+    training). Keys with a leading ``model.`` (a Lightning module wrapping the model) are stripped,
+    and then only those are kept. Only load files you trust: a Lightning checkpoint is a pickle.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"No checkpoint at {path}.")
+    obj = _read(path)
+    if not isinstance(obj, dict):
+        raise CheckpointFormatError(f"{path} holds a {type(obj).__name__}, not a state_dict or a dict with one.")
+    hp = obj.get("hyper_parameters") if isinstance(obj.get("hyper_parameters"), dict) else {}
+    if "state_dict" in obj:
+        sd = obj["state_dict"]
+    elif obj and all(isinstance(v, torch.Tensor) for v in obj.values()):
+        sd = obj
+    else:
+        raise CheckpointFormatError(f"{path} has no 'state_dict' key and is not a state_dict itself "
+                                    f"(keys: {sorted(map(str, obj))[:8]}).")
+    if not isinstance(sd, dict):
+        raise CheckpointFormatError(f"{path}: 'state_dict' is a {type(sd).__name__}, not a dict.")
+    if any(k.startswith("model.") for k in sd):
+        sd = {k[len("model."):]: v for k, v in sd.items() if k.startswith("model.")}
+    name = obj.get("model_name", hp.get("model_name"))
+    kwargs = obj.get("model_kwargs", hp.get("model_kwargs")) or {}
+    return sd, name, dict(kwargs)
+
+
+def build_model(name: Optional[str] = None, checkpoint=None, **overrides) -> Tuple[nn.Module, Dict[str, Any]]:
+    """A zoo model, untrained or with a checkpoint's weights.
+
+    Args:
+        name: zoo name; may be omitted when the checkpoint records ``model_name``.
+        checkpoint: path of a checkpoint (see :func:`read_checkpoint`), or None for an untrained model.
+        overrides: ``create_model`` keyword arguments; with a checkpoint its ``model_kwargs`` win for
+            the architecture, ``overrides`` fill in the rest (e.g. ``n_nodes``).
+
+    Returns:
+        ``(model in eval mode, info)`` with ``info = {"model": name, "trained": bool, "checkpoint": str|None,
+        "kwargs": dict}``.
+
+    Raises:
+        CheckpointFormatError: unreadable file, another model's checkpoint, or weights that do not fit.
+    """
+    sd, ck_name, ck_kwargs = (None, None, {}) if checkpoint is None else read_checkpoint(checkpoint)
+    if name is None and ck_name is None:
+        raise ValueError("Give a model name (the checkpoint does not record one).")
+    if name is not None and ck_name is not None and name != ck_name:
+        raise CheckpointFormatError(f"{checkpoint} holds a {ck_name!r} model, not {name!r}.")
+    name = name or ck_name
+    kwargs = {**overrides, **ck_kwargs}
+    model = create_model(name, **kwargs)
+    if sd is not None:
+        try:
+            model.load_state_dict(sd, strict=True)
+        except RuntimeError as e:
+            raise CheckpointFormatError(f"The weights in {checkpoint} do not fit {name} with {kwargs}: "
+                                        f"{str(e).splitlines()[0]} ...") from e
+    return model.eval(), {"model": name, "trained": sd is not None,
+                          "checkpoint": None if checkpoint is None else str(checkpoint), "kwargs": kwargs}

@@ -1,0 +1,92 @@
+"""``stgnn-diag sensitivity``: the sensitivity report of a zoo model on one METR-LA window.
+
+Wired into the ``stgnn-diag`` entry point by :mod:`stgnn_diag.cli` through :func:`add_parser`.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import torch
+
+
+def add_parser(subparsers) -> argparse.ArgumentParser:
+    """Register the ``sensitivity`` sub-command on an ``argparse`` sub-parser collection."""
+    p = subparsers.add_parser(
+        "sensitivity", help="Jacobian sensitivity, hop x lag profile and attention diagnostics on one window",
+        description="Compute how much each forecast (step, node) depends on each input (step, node) of one "
+                    "METR-LA window, aggregate it by hop distance and time lag, summarise the attention of every "
+                    "temporal attention layer, and write sensitivity.json, hop_lag.csv, attention.csv and PNGs. "
+                    "Works on untrained models (no --checkpoint).",
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    p.add_argument("--model", help="zoo name (see `stgnn-diag models`); optional if the checkpoint records it")
+    p.add_argument("--checkpoint", help="file with a state_dict, or a dict with 'state_dict' (+ model_name / "
+                                        "model_kwargs), e.g. a Lightning checkpoint ('model.' prefixes stripped)")
+    p.add_argument("--window", type=int, default=0, help="window index in the split (negative: from the end)")
+    p.add_argument("--split", default="test", choices=("train", "val", "test"))
+    p.add_argument("--protocol", default="dcrnn", choices=("dcrnn", "paper"))
+    p.add_argument("--out", help="output folder (default runs/sensitivity/<model>-<split><window>)")
+    p.add_argument("--norm", default="fro", choices=("fro", "spectral", "l1", "max"), help="block norm")
+    p.add_argument("--directed", action="store_true", help="hop distances along edge directions")
+    p.add_argument("--no-hidden", action="store_true", help="skip the layer-stack Jacobian")
+    p.add_argument("--hidden-size", type=int, help="hidden size of an untrained model")
+    p.add_argument("--seed", type=int, default=0, help="initialisation seed of an untrained model")
+    p.add_argument("--save-jacobian", action="store_true", help="also save the block norms (sensitivity.pt)")
+    p.add_argument("--budget-mb", type=float, default=256.0, help="memory budget of one Jacobian chunk")
+    p.add_argument("--data-root", help="folder holding metr_la/ (default: $STGNN_DIAG_DATA, then datasets/)")
+    p.add_argument("--no-plots", action="store_true")
+    p.add_argument("--no-progress", action="store_true")
+    p.set_defaults(func=run)
+    return p
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run the sub-command; returns the exit status (2 with a message on a bad window or checkpoint)."""
+    from .analysis import analyze_window, format_summary, write_report
+    from .checkpoint import CheckpointFormatError, build_model
+    from .data import exog_for, metr_la_window
+
+    if not args.model and not args.checkpoint:
+        print("stgnn-diag sensitivity: error: give --model NAME (and/or --checkpoint PATH)", file=sys.stderr)
+        return 2
+    try:
+        window = metr_la_window(args.window, args.split, root=args.data_root, protocol=args.protocol)
+    except IndexError as e:
+        print(f"stgnn-diag sensitivity: error: {e}", file=sys.stderr)
+        return 2
+    overrides = {"n_nodes": window.n_nodes}
+    if args.hidden_size is not None:
+        overrides["hidden_size"] = args.hidden_size
+    torch.manual_seed(args.seed)
+    try:
+        model, minfo = build_model(args.model, args.checkpoint, **overrides)
+    except CheckpointFormatError as e:
+        print(f"stgnn-diag sensitivity: error: {e}", file=sys.stderr)
+        return 2
+    name = minfo["model"]
+    out = Path(args.out or f"runs/sensitivity/{name}-{args.split}{window.index}")
+    u = exog_for(model, window.u)
+    res = analyze_window(model, window.x, window.edge_index, window.edge_weight, u, norm=args.norm,
+                         directed=args.directed, hidden=not args.no_hidden, budget_mb=args.budget_mb,
+                         progress=not args.no_progress)
+    meta = {**minfo, "window": window.index, "split": window.split, "protocol": window.protocol,
+            "norm": args.norm, "directed_hops": args.directed, "seed": None if minfo["trained"] else args.seed}
+    label = f"{name} ({'trained' if minfo['trained'] else 'untrained'}), {window.split} window {window.index}"
+    files = write_report(res, out, meta, plots=not args.no_plots, save_jacobian=args.save_jacobian, title=label)
+    print(format_summary(res, label))
+    print(f"wrote {len(files)} files to {out}: " + ", ".join(f.name for f in files))
+    return 0
+
+
+def main(argv=None) -> int:
+    """Stand-alone entry: ``python -m stgnn_diag.sensitivity.cli --model NAME ...``."""
+    parser = argparse.ArgumentParser(prog="stgnn-diag")
+    sub = parser.add_subparsers(dest="command", required=True)
+    add_parser(sub)
+    args = parser.parse_args(["sensitivity", *(sys.argv[1:] if argv is None else argv)])
+    return args.func(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,75 @@
+"""One METR-LA window for the sensitivity tools, and the covariates a model expects."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional
+
+from torch import Tensor, nn
+
+from ..datasets import MetrLA, make_splits
+
+
+@dataclass
+class Window:
+    """One window of a METR-LA split.
+
+    Attributes:
+        x: ``[T, N, 1]`` scaled speed; u: ``[T, 8]`` time of day + one-hot weekday.
+        edge_index: ``[2, E]`` (source, target); edge_weight: ``[E]``.
+        index, split, protocol: which window; n_windows: windows in the split.
+    """
+
+    x: Tensor
+    u: Tensor
+    edge_index: Tensor
+    edge_weight: Tensor
+    index: int
+    split: str
+    protocol: str
+    n_windows: int
+
+    @property
+    def n_nodes(self) -> int:
+        return self.x.shape[1]
+
+
+def check_window_index(index: int, n_windows: int, split: str = "test") -> int:
+    """Return ``index`` (negative counts from the end) or raise ``IndexError`` naming the valid range."""
+    if isinstance(index, bool) or not isinstance(index, int):
+        raise TypeError(f"window index must be an integer, got {index!r}.")
+    if not -n_windows <= index < n_windows:
+        raise IndexError(f"window {index} is out of range: the {split} split has {n_windows} windows "
+                         f"(valid indices 0 .. {n_windows - 1}, or negative from the end).")
+    return index % n_windows
+
+
+def metr_la_window(index: int = 0, split: str = "test", root=None, protocol: str = "dcrnn", dataset=None) -> Window:
+    """Window ``index`` of a METR-LA split (12 steps in, 12 out).
+
+    Args:
+        index: window position in the split (negative counts from the end).
+        split: ``"train"``, ``"val"`` or ``"test"``.
+        root: data root (default ``$STGNN_DIAG_DATA``, then the repository's ``datasets/``).
+        protocol: ``"dcrnn"`` (canonical) or ``"paper"``.
+        dataset: an already loaded :class:`~stgnn_diag.datasets.MetrLA` (skips loading).
+
+    Raises:
+        IndexError: ``index`` is outside the split.
+    """
+    ds = dataset if dataset is not None else MetrLA(root, download=False, progress=False)
+    splits = make_splits(ds, protocol)
+    part = splits[split]
+    i = check_window_index(index, len(part), split)
+    w = part[i]
+    return Window(w["x"], w["u"], ds.edge_index, ds.edge_weight, i, split, protocol, len(part))
+
+
+def exog_for(model: nn.Module, u: Optional[Tensor]) -> Optional[Tensor]:
+    """The covariates ``model`` takes: the first ``model.exog_size`` channels of ``u`` (time of day
+    first, then the weekday one-hot), or None for a model without covariates."""
+    k = int(getattr(model, "exog_size", 0) or 0)
+    if k == 0 or u is None:
+        return None
+    if u.shape[-1] < k:
+        raise ValueError(f"the model takes {k} covariate channels but the window has {u.shape[-1]}.")
+    return u[..., :k]

@@ -1,0 +1,192 @@
+import warnings
+
+import numpy as np
+import pytest
+import torch
+from torch import nn
+
+from stgnn_diag.sensitivity import TrainingModeWarning, spatiotemporal_jacobian
+from stgnn_diag.nn import DiffusionConv
+
+from .conftest import EDGE_INDEX, H, N, T, autograd_raw, tiny, window
+
+MODELS = [
+    ("tas_attn_none", {}),
+    ("tts_attn_mask", {}),
+    ("tas_attn_penalty", dict(exog_size=2, exog_mode="blocks", learn_penalty=True)),
+    ("tts_attn_noresid", dict(graph_conv="gcn", input_size=2, output_size=3)),
+    ("tas_attn_dropout", dict(adaptive=True, n_nodes=N, causal=True, activation="gelu")),
+]
+METHODS = ["structured", "reverse", "forward", "autograd"]
+
+
+@pytest.mark.parametrize("name,kw", MODELS)
+def test_every_engine_equals_autograd(name, kw, edge_weight):
+    model = tiny(name, **kw)
+    x, u = window(model)
+    ref = autograd_raw(model, x, u, edge_weight)
+    assert ref.abs().max() > 1e-3  # a non-trivial Jacobian
+    for method in METHODS:
+        got, info = spatiotemporal_jacobian(model, x, EDGE_INDEX, edge_weight, u, norm=None, method=method,
+                                            return_info=True)
+        assert info["method"] == method
+        assert got.shape == ref.shape
+        torch.testing.assert_close(got, ref, rtol=1e-9, atol=1e-11, msg=f"{method}")
+
+
+def _np_norm(block: np.ndarray, norm: str) -> float:
+    if norm == "fro":
+        return float(np.sqrt((block ** 2).sum()))
+    if norm == "spectral":
+        return float(np.linalg.svd(block, compute_uv=False)[0])
+    if norm == "l1":
+        return float(np.abs(block).sum())
+    return float(np.abs(block).max())
+
+
+@pytest.mark.parametrize("norm", ["fro", "spectral", "l1", "max"])
+@pytest.mark.parametrize("method", ["structured", "reverse", "forward"])
+def test_every_norm_option_against_numpy(norm, method, edge_weight):
+    model = tiny("tts_attn_penalty", input_size=2, output_size=3)
+    x, u = window(model)
+    ref = autograd_raw(model, x, u, edge_weight).numpy()  # [H, N, 3, T, N, 2]
+    expect = np.empty((H, N, T, N))
+    for a in range(H):
+        for v in range(N):
+            for s in range(T):
+                for w in range(N):
+                    expect[a, v, s, w] = _np_norm(ref[a, v, :, s, w, :], norm)
+    got = spatiotemporal_jacobian(model, x, EDGE_INDEX, edge_weight, u, norm=norm, method=method)
+    np.testing.assert_allclose(got.numpy(), expect, rtol=1e-9, atol=1e-12)
+
+
+def test_selected_outputs_are_slices_of_the_full_jacobian(edge_weight):
+    model = tiny("tas_attn_mask")
+    x, u = window(model)
+    full = spatiotemporal_jacobian(model, x, EDGE_INDEX, edge_weight, u)
+    for method in ("structured", "reverse", "forward"):
+        part = spatiotemporal_jacobian(model, x, EDGE_INDEX, edge_weight, u, out_steps=[2, 0], out_nodes=[4, 1],
+                                       method=method)
+        torch.testing.assert_close(part, full[[2, 0]][:, [4, 1]])
+    last = spatiotemporal_jacobian(model, x, EDGE_INDEX, edge_weight, u, out_steps=-1)
+    torch.testing.assert_close(last, full[-1:])
+    with pytest.raises(IndexError):
+        spatiotemporal_jacobian(model, x, EDGE_INDEX, edge_weight, u, out_nodes=[N])
+
+
+def test_wrt_encoded_and_hidden_output_equal_autograd(edge_weight):
+    model = tiny("tas_attn_none", exog_size=2)
+    x, u = window(model)
+    ei, ew, u4 = model.check_inputs(x.unsqueeze(0), EDGE_INDEX, edge_weight, u.unsqueeze(0))
+    h0 = model.encode(x.unsqueeze(0), u4).detach()
+    ref = torch.autograd.functional.jacobian(lambda h: model.decode(model.process(h, ei, ew, u4)), h0)
+    ref = ref[0, :, :, :, 0]  # [H, N, 1, T, N, d]
+    for method in ("auto", "reverse", "forward", "structured"):
+        got, info = spatiotemporal_jacobian(model, x, EDGE_INDEX, edge_weight, u, wrt="encoded", norm=None,
+                                            method=method, return_info=True)
+        torch.testing.assert_close(got, ref, rtol=1e-9, atol=1e-11)
+    assert info["method"] == "structured"
+    ref_h = torch.autograd.functional.jacobian(
+        lambda z: model.process(model.encode(z, u4), ei, ew, u4), x.unsqueeze(0))[0, :, :, :, 0]  # [T, N, d, T, N, 1]
+    for method in ("structured", "reverse"):
+        got = spatiotemporal_jacobian(model, x, EDGE_INDEX, edge_weight, u, output="hidden", norm=None, method=method)
+        torch.testing.assert_close(got, ref_h, rtol=1e-9, atol=1e-11)
+
+
+class PlainTSLModel(nn.Module):
+    """A tsl-style model without encode/process/decode: linear encoder, diffusion conv, linear read-out."""
+
+    def __init__(self):
+        super().__init__()
+        self.enc = nn.Linear(1, 6)
+        self.conv = DiffusionConv(6, 6, k=1)
+        self.dec = nn.Linear(6 * T, H)
+
+    def forward(self, x, edge_index, edge_weight=None):
+        h = torch.tanh(self.conv(self.enc(x), edge_index, edge_weight))  # [b, t, n, 6]
+        b, t, n, f = h.shape
+        return self.dec(h.permute(0, 2, 1, 3).reshape(b, n, t * f)).transpose(1, 2).unsqueeze(-1)
+
+
+class _Cube(torch.autograd.Function):  # an old-style Function: torch.func transforms cannot trace it
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x ** 3
+
+    @staticmethod
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        return 3 * x ** 2 * g
+
+
+class CustomFunctionModel(PlainTSLModel):
+    def forward(self, x, edge_index, edge_weight=None):
+        return _Cube.apply(super().forward(x, edge_index, edge_weight))
+
+
+@pytest.mark.parametrize("cls", [PlainTSLModel, CustomFunctionModel])
+def test_generic_tsl_model(cls, edge_weight):
+    torch.manual_seed(0)
+    model = cls().double().eval()
+    x = torch.randn(T, N, 1, dtype=torch.float64)
+    ref = torch.autograd.functional.jacobian(lambda z: model(z, EDGE_INDEX, edge_weight), x.unsqueeze(0))[0, :, :, :, 0]
+    got, info = spatiotemporal_jacobian(model, x, EDGE_INDEX, edge_weight, norm=None, return_info=True)
+    torch.testing.assert_close(got, ref, rtol=1e-9, atol=1e-12)
+    assert info["fallback_reason"]  # not a zoo model: the structured engine declined, and said why
+    assert info["method"] == ("reverse" if cls is PlainTSLModel else "autograd")
+    with pytest.raises(ValueError, match="encode"):
+        spatiotemporal_jacobian(model, x, EDGE_INDEX, edge_weight, wrt="encoded")
+    with pytest.raises(ValueError, match="structured"):
+        spatiotemporal_jacobian(model, x, EDGE_INDEX, edge_weight, method="structured")
+
+
+def test_training_mode_switched_to_eval_warned_and_restored(edge_weight):
+    model = tiny("tas_attn_dropout", dropout=0.3, attn_dropout=0.2)
+    x, u = window(model)
+    ref = spatiotemporal_jacobian(model, x, EDGE_INDEX, edge_weight)
+    model.train()
+    with pytest.warns(TrainingModeWarning, match="eval"):
+        got, info = spatiotemporal_jacobian(model, x, EDGE_INDEX, edge_weight, return_info=True)
+    assert info["switched_to_eval"]
+    assert model.training and all(m.training for m in model.modules())
+    torch.testing.assert_close(got, ref, rtol=0, atol=0)  # dropout off, diagonal dropout off, deterministic
+    model.eval()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        spatiotemporal_jacobian(model, x, EDGE_INDEX, edge_weight)
+
+
+def test_chunking_and_determinism(edge_weight):
+    model = tiny("tts_attn_none")
+    x, u = window(model)
+    one = spatiotemporal_jacobian(model, x, EDGE_INDEX, edge_weight)
+    many = spatiotemporal_jacobian(model, x, EDGE_INDEX, edge_weight, budget_mb=1e-6)  # one input node per chunk
+    torch.testing.assert_close(one, many, rtol=1e-12, atol=1e-14)
+    again = spatiotemporal_jacobian(model, x, EDGE_INDEX, edge_weight)
+    assert torch.equal(one, again)
+    small = spatiotemporal_jacobian(model, x, EDGE_INDEX, edge_weight, method="reverse", chunk_size=1)
+    torch.testing.assert_close(one, small, rtol=1e-9, atol=1e-12)
+
+
+def test_structural_zeros_follow_the_receptive_field():
+    # a path 0 -> 1 -> 2 -> 3 -> 4 and a TTS model with one 1-hop graph layer: only |u - v| <= 1 interacts
+    model = tiny("tts_attn_none", temporal_layers=1, spatial_layers=1, k=1)
+    path = torch.tensor([[0, 1, 2, 3], [1, 2, 3, 4]])
+    x, u = window(model)
+    s = spatiotemporal_jacobian(model, x, path).sum((0, 2))  # [n_out, n_in]
+    near = (torch.arange(N).view(-1, 1) - torch.arange(N).view(1, -1)).abs() <= 1
+    assert (s[~near] == 0).all() and (s[near] > 0).all()
+
+
+def test_bad_inputs(edge_weight):
+    model = tiny()
+    x, u = window(model)
+    with pytest.raises(ValueError, match="one window"):
+        spatiotemporal_jacobian(model, torch.randn(2, T, N, 1, dtype=torch.float64), EDGE_INDEX)
+    with pytest.raises(ValueError, match="norm"):
+        spatiotemporal_jacobian(model, x, EDGE_INDEX, norm="nuclear")
+    with pytest.raises(ValueError, match="wrt"):
+        spatiotemporal_jacobian(model, x, EDGE_INDEX, wrt="weights")
+    with pytest.raises(ValueError, match="method"):
+        spatiotemporal_jacobian(model, x, EDGE_INDEX, method="magic")
