@@ -8,9 +8,9 @@ depend on the weights) the script computes, in the same process and on the same 
   the over-squashing paper's method (one backward pass per output entry),
 
 and prints both wall times, the speed-up, the peak memory of each call, and the largest absolute and
-relative difference. Each call runs in its own forked process (same data, same weights), so its peak
-memory (resident-set growth above the level at the start of the call, sampled every 2 ms) is not
-hidden by memory an earlier call left with the allocator.
+relative difference. Each call runs in its own fresh process (same window, same seed, so the same
+weights), so its peak memory (resident-set growth above the level at the start of the call, sampled
+every 2 ms) is not hidden by memory an earlier call left with the allocator.
 
 Usage: ``python benchmarks/bench_jacobian.py [--threads N] [--window 0] [--models tts_attn_none tas_attn_none]``
 (data root: ``--data-root`` or ``$STGNN_DIAG_DATA``).
@@ -62,25 +62,36 @@ class PeakRSS:
         return self.peak / 2**20
 
 
-def _child(fn, queue):
+def _measure(which: str, name: str, hidden: int, window: int, data_root, threads: int, budget_mb: float, queue):
+    """Child process: build the model (seed 0) and the window, time one Jacobian, send it back."""
+    torch.set_num_threads(threads)
+    w = metr_la_window(window, "test", root=data_root)
+    x, ei, ew = w.x, w.edge_index, w.edge_weight
+    torch.manual_seed(0)
+    model = stgnn_diag.create_model(name, n_nodes=w.n_nodes, hidden_size=hidden).eval()
     with PeakRSS() as mem:
         t0 = time.perf_counter()
-        j, how = fn()
+        if which == "ours":
+            j, info = spatiotemporal_jacobian(model, x, ei, ew, norm=None, budget_mb=budget_mb, return_info=True)
+            j, how = j[:, :, 0, :, :, 0], info["method"]
+        else:
+            j = torch.autograd.functional.jacobian(lambda z: model(z, ei, ew), x.unsqueeze(0))
+            j, how = j[0, :, :, 0, 0, :, :, 0], "autograd.functional.jacobian"
         dt = time.perf_counter() - t0
-    queue.put((j.numpy(), dt, mem.mb, how))
+    queue.put((j.numpy(), dt, mem.mb, how, sum(q.numel() for q in model.parameters())))
 
 
-def run_isolated(fn):
-    """Run ``fn() -> (tensor, label)`` in a forked process; returns ``(tensor, seconds, peak MB, label)``."""
-    ctx = mp.get_context("fork")
+def run_isolated(*args):
+    """Run :func:`_measure` in a fresh (spawned) process; returns ``(J, seconds, peak MB, label, n_params)``."""
+    ctx = mp.get_context("spawn")
     queue = ctx.Queue()
-    proc = ctx.Process(target=_child, args=(fn, queue))
+    proc = ctx.Process(target=_measure, args=(*args, queue))
     proc.start()
-    j, dt, mb, how = queue.get()
+    j, dt, mb, how, n_par = queue.get()
     proc.join()
     if proc.exitcode != 0:
         raise RuntimeError(f"the measured process failed with exit code {proc.exitcode}")
-    return torch.from_numpy(j), dt, mb, how
+    return torch.from_numpy(j), dt, mb, how, n_par
 
 
 def main(argv=None):
@@ -99,21 +110,10 @@ def main(argv=None):
           f"{args.threads} thread(s)\n")
     rows = []
     for name in args.models:
-        torch.manual_seed(0)
-        model = stgnn_diag.create_model(name, n_nodes=w.n_nodes, hidden_size=args.hidden).eval()
-        n_par = sum(q.numel() for q in model.parameters())
-
-        def ours():
-            j, info = spatiotemporal_jacobian(model, x, ei, ew, norm=None, budget_mb=args.budget_mb, return_info=True)
-            return j[:, :, 0, :, :, 0], info["method"]
-
-        def baseline():
-            j = torch.autograd.functional.jacobian(lambda z: model(z, ei, ew), x.unsqueeze(0))
-            return j[0, :, :, 0, 0, :, :, 0], "autograd.functional.jacobian"
-
-        j_ours, t_ours, m_ours, how = run_isolated(ours)
+        common = (name, args.hidden, args.window, args.data_root, args.threads, args.budget_mb)
+        j_ours, t_ours, m_ours, how, n_par = run_isolated("ours", *common)
         print(f"{name} ({n_par} parameters): ours ({how}) {t_ours:.1f} s, peak +{m_ours:.0f} MB", flush=True)
-        j_ref, t_ref, m_ref, _ = run_isolated(baseline)
+        j_ref, t_ref, m_ref, _, _ = run_isolated("baseline", *common)
         print(f"{name}: torch.autograd.functional.jacobian {t_ref:.1f} s, peak +{m_ref:.0f} MB", flush=True)
         diff = float((j_ours - j_ref).abs().max())
         scale = float(j_ref.abs().max())

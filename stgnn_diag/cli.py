@@ -28,12 +28,11 @@ def _models(args) -> int:
 def _train(args) -> int:
     from .training import TrainConfig, evaluate, train
 
-    overrides = {}
+    from .bench.grid import parse_key_values
+
+    overrides = parse_key_values(args.set)
     if args.hidden_size is not None:
         overrides["hidden_size"] = args.hidden_size
-    for kv in args.set or []:
-        k, _, v = kv.partition("=")
-        overrides[k] = json.loads(v) if v[:1] in "[{0123456789-tfn" and v not in ("nan",) else v
     out = args.out or f"runs/{args.model}-{args.protocol}-h{args.horizon}-{args.budget}-s{args.seed}"
     cfg = TrainConfig(model=args.model, out=out, protocol=args.protocol, horizon=args.horizon, window=args.window,
                       budget=args.budget, seed=args.seed, covariates=args.covariates, data_root=args.data_root,

@@ -1,6 +1,7 @@
 """Build a zoo model for the sensitivity tools, optionally with weights from a checkpoint file."""
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 from typing import Any, Dict, Optional, Tuple
 
@@ -69,7 +70,9 @@ def build_model(name: Optional[str] = None, checkpoint=None, **overrides) -> Tup
         "kwargs": dict}``.
 
     Raises:
-        CheckpointFormatError: unreadable file, another model's checkpoint, or weights that do not fit.
+        CheckpointFormatError: unreadable file, another model's checkpoint, or weights that do not fit
+            (a missing or unexpected parameter, a wrong shape). Buffers the file lacks (e.g. a constant
+            diagonal penalty that older code did not save) keep the constructor's value, with a warning.
     """
     sd, ck_name, ck_kwargs = (None, None, {}) if checkpoint is None else read_checkpoint(checkpoint)
     if name is None and ck_name is None:
@@ -79,11 +82,22 @@ def build_model(name: Optional[str] = None, checkpoint=None, **overrides) -> Tup
     name = name or ck_name
     kwargs = {**overrides, **ck_kwargs}
     model = create_model(name, **kwargs)
+    missing_buffers: list = []
     if sd is not None:
+        params = {k for k, _ in model.named_parameters()}
         try:
-            model.load_state_dict(sd, strict=True)
-        except RuntimeError as e:
+            res = model.load_state_dict(sd, strict=False)
+        except RuntimeError as e:  # shape mismatches
             raise CheckpointFormatError(f"The weights in {checkpoint} do not fit {name} with {kwargs}: "
                                         f"{str(e).splitlines()[0]} ...") from e
-    return model.eval(), {"model": name, "trained": sd is not None,
+        bad_missing = [k for k in res.missing_keys if k in params]
+        if bad_missing or res.unexpected_keys:
+            raise CheckpointFormatError(
+                f"The weights in {checkpoint} do not fit {name} with {kwargs}: missing {bad_missing[:5]}, "
+                f"unexpected {res.unexpected_keys[:5]}.")
+        missing_buffers = list(res.missing_keys)
+        if missing_buffers:  # e.g. a constant penalty buffer saved by newer code only: keep the constructor's value
+            warnings.warn(f"{checkpoint} has no value for the buffers {missing_buffers}; they keep the values "
+                          f"{name} is built with.", UserWarning, stacklevel=2)
+    return model.eval(), {"model": name, "trained": sd is not None, "missing_buffers": missing_buffers,
                           "checkpoint": None if checkpoint is None else str(checkpoint), "kwargs": kwargs}

@@ -92,6 +92,27 @@ def test_read_checkpoint_variants(tmp_path):
         read_checkpoint(tmp_path / "missing.pt")
     with pytest.raises(ValueError, match="model name"):
         build_model(checkpoint=tmp_path / "bare.pt")
+    torch.save({**sd, "extra.weight": torch.zeros(2)}, tmp_path / "extra.pt")
+    with pytest.raises(CheckpointFormatError, match="unexpected"):
+        build_model("tas_attn_none", tmp_path / "extra.pt", hidden_size=8, heads=2)
+
+
+def test_checkpoint_without_a_buffer_keeps_the_constructor_value(tmp_path):
+    model = stgnn_diag.create_model("tts_attn_penalty", hidden_size=8, heads=2)
+    buffers = {k for k, _ in model.named_buffers()}
+    sd = {k: v for k, v in model.state_dict().items() if k not in buffers}
+    torch.save(sd, tmp_path / "old.pt")
+    if len(sd) < len(model.state_dict()):  # the model saves buffers (the diagonal penalty): drop them
+        with pytest.warns(UserWarning, match="keep the values"):
+            m2, info = build_model("tts_attn_penalty", tmp_path / "old.pt", hidden_size=8, heads=2)
+        assert info["missing_buffers"] and all(k in buffers for k in info["missing_buffers"])
+    else:
+        m2, info = build_model("tts_attn_penalty", tmp_path / "old.pt", hidden_size=8, heads=2)
+        assert info["missing_buffers"] == []
+    drop = [k for k in sd if k.endswith("qkv.weight")][:1]
+    torch.save({k: v for k, v in sd.items() if k not in drop}, tmp_path / "broken.pt")
+    with pytest.raises(CheckpointFormatError, match="missing"):
+        build_model("tts_attn_penalty", tmp_path / "broken.pt", hidden_size=8, heads=2)
 
 
 def test_window_index_checks(metr_la):
