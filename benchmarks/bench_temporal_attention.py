@@ -4,7 +4,8 @@ The baseline mirrors ``tsl.nn.layers.MultiHeadAttention(axis='time')``: rearrang
 ``[b, t, n, f] -> [t, (b n), f]``, call ``nn.MultiheadAttention`` (tsl's default
 ``need_weights=True``), rearrange back, add the residual. The diagonal regularizers are passed
 to it as a float ``attn_mask``. Both layers run in the same process, interleaved, at the METR-LA
-shape (batch 16, T=12, N=207, d=64, 4 heads); the script prints medians and ratios.
+shape (batch 16, T=12, N=207, d=64, 4 heads), timed round-robin so load drift hits all alike;
+the script prints medians and ratios.
 
 Usage: ``python benchmarks/bench_temporal_attention.py [--repeats 20] [--threads 2]``
 """
@@ -41,15 +42,19 @@ class MHATemporalAttention(nn.Module):
 MODES = {"none": {}, "mask": {}, "dropout": {"diag_p": 0.1}, "penalty": {"diag_penalty": -0.05}}
 
 
-def time_fwd_bwd(layer, x, repeats):
-    for _ in range(3):  # warm-up
-        layer(x).sum().backward()
-    times = []
+def time_interleaved(layers, x, repeats):
+    """Median fwd+bwd seconds per layer, timed round-robin (one call of each per round) so that
+    machine-load drift hits every layer alike."""
+    for layer in layers.values():  # warm-up
+        for _ in range(3):
+            layer(x).sum().backward()
+    times = {k: [] for k in layers}
     for _ in range(repeats):
-        t0 = time.perf_counter()
-        layer(x).sum().backward()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times)
+        for k, layer in layers.items():
+            t0 = time.perf_counter()
+            layer(x).sum().backward()
+            times[k].append(time.perf_counter() - t0)
+    return {k: statistics.median(v) for k, v in times.items()}
 
 
 def main(argv=None):
@@ -69,17 +74,17 @@ def main(argv=None):
           f"threads={a.threads}, torch {torch.__version__}; median of {a.repeats} fwd+bwd (train mode)")
     print(f"{'mode':8s} {'ours ms':>9s} {'MHA ms':>9s} {'MHA(nw=F)':>10s} {'MHA/ours':>9s} "
           f"{'MHA(nw=F)/ours':>15s} {'ours vs none':>13s}")
-    base = None
+    layers = {}
     for mode, kw in MODES.items():
-        ours = TemporalAttention(a.dim, a.heads, diag=mode, **kw).train()
-        mha = MHATemporalAttention(a.dim, a.heads, diag=mode, **kw).train()
-        mha_nw = MHATemporalAttention(a.dim, a.heads, diag=mode, need_weights=False, **kw).train()
-        t_mha = time_fwd_bwd(mha, x, a.repeats)
-        t_ours = time_fwd_bwd(ours, x, a.repeats)
-        t_nw = time_fwd_bwd(mha_nw, x, a.repeats)
-        base = t_ours if base is None else base
-        print(f"{mode:8s} {1e3 * t_ours:9.2f} {1e3 * t_mha:9.2f} {1e3 * t_nw:10.2f} {t_mha / t_ours:8.2f}x "
-              f"{t_nw / t_ours:14.2f}x {100 * (t_ours / base - 1):+12.1f}%")
+        layers[(mode, "ours")] = TemporalAttention(a.dim, a.heads, diag=mode, **kw).train()
+        layers[(mode, "mha")] = MHATemporalAttention(a.dim, a.heads, diag=mode, **kw).train()
+        layers[(mode, "mha_nw")] = MHATemporalAttention(a.dim, a.heads, diag=mode, need_weights=False, **kw).train()
+    t = time_interleaved(layers, x, a.repeats)
+    base = t[("none", "ours")]
+    for mode in MODES:
+        ours, mha, nw = t[(mode, "ours")], t[(mode, "mha")], t[(mode, "mha_nw")]
+        print(f"{mode:8s} {1e3 * ours:9.2f} {1e3 * mha:9.2f} {1e3 * nw:10.2f} {mha / ours:8.2f}x "
+              f"{nw / ours:14.2f}x {100 * (ours / base - 1):+12.1f}%")
 
 
 if __name__ == "__main__":

@@ -13,18 +13,29 @@ from torch import Tensor
 
 
 class _ShortSoftmax(torch.autograd.Function):
+    # setup_context + generate_vmap_rule + jvp: usable under torch.func (vmap, jacrev, jacfwd)
+    generate_vmap_rule = True
+
     @staticmethod
-    def forward(ctx, logits: Tensor) -> Tensor:
+    def forward(logits: Tensor) -> Tensor:
         e = (logits - logits.amax(-1, keepdim=True)).exp_()
-        a = e.div_(e.sum(-1, keepdim=True))
-        ctx.save_for_backward(a)
-        return a
+        return e.div_(e.sum(-1, keepdim=True))
+
+    @staticmethod
+    def setup_context(ctx, inputs, output) -> None:
+        ctx.save_for_backward(output)
+        ctx.save_for_forward(output)
 
     @staticmethod
     def backward(ctx, grad: Tensor) -> Tensor:
         (a,) = ctx.saved_tensors
         ga = grad * a
-        return ga.sub_(a * ga.sum(-1, keepdim=True))
+        return ga - a * ga.sum(-1, keepdim=True)
+
+    @staticmethod
+    def jvp(ctx, tangent: Tensor) -> Tensor:
+        (a,) = ctx.saved_tensors
+        return a * (tangent - (a * tangent).sum(-1, keepdim=True))
 
 
 def short_softmax(logits: Tensor) -> Tensor:

@@ -138,6 +138,22 @@ class TemporalAttention(nn.Module):
         q, k, v = qkv.permute(3, 0, 2, 4, 1, 5).unbind(0)
         return q, k, v
 
+    def _scaled_logits(self, q: Tensor, k: Tensor, bias: Optional[Tensor]) -> Tensor:
+        """``q k^T / sqrt(d_k) + bias`` as one fused ``baddbmm`` (scale and bias in the GEMM).
+
+        Shapes: q, k ``[b, n, heads, t, dk]``, bias ``[t, t]`` / ``[heads, t, t]`` / None ->
+        ``[b, n, heads, t, t]``.
+        """
+        lead, t = q.shape[:-2], q.size(-2)
+        qf, kf = q.reshape(-1, t, self.head_dim), k.reshape(-1, t, self.head_dim)
+        if bias is None:
+            base, beta = qf.new_zeros(1, 1, 1), 0.0
+        elif bias.dim() == 2:
+            base, beta = bias.unsqueeze(0), 1.0
+        else:  # per-head [heads, t, t]: batch order is (b, n, heads), heads innermost
+            base, beta = bias.repeat(qf.size(0) // bias.size(0), 1, 1), 1.0
+        return torch.baddbmm(base, qf, kf.transpose(1, 2), beta=beta, alpha=self.scale).view(*lead, t, t)
+
     def forward(self, x: Tensor, return_attention: bool = False) -> Union[Tensor, Tuple[Tensor, Tensor]]:
         if not isinstance(x, Tensor):
             raise TypeError(f"x must be a torch.Tensor, got {type(x).__name__}.")
@@ -153,9 +169,7 @@ class TemporalAttention(nn.Module):
         attn = None
         use_sdpa = self.backend == "sdpa" or (self.backend == "auto" and x.device.type != "cpu")
         if return_attention or not use_sdpa:
-            logits = (q * self.scale) @ k.transpose(-1, -2)
-            if bias is not None:
-                logits = logits + bias
+            logits = self._scaled_logits(q, k, bias)
             attn = short_softmax(logits)
             if empty is not None:
                 attn = attn.masked_fill(empty.unsqueeze(-1), 0.0)

@@ -161,6 +161,11 @@ def test_short_softmax_matches_torch_and_gradcheck():
     logits[..., 3] = float("-inf")
     torch.testing.assert_close(short_softmax(logits), torch.softmax(logits, -1))
     assert torch.autograd.gradcheck(short_softmax, (torch.randn(3, 4, 6, dtype=torch.float64, requires_grad=True),))
+    # usable under torch.func: reverse and forward Jacobians equal torch.softmax's
+    x = torch.randn(2, 5, dtype=torch.float64)
+    ref = torch.func.jacrev(lambda t: torch.softmax(t, -1))(x)
+    torch.testing.assert_close(torch.func.jacrev(short_softmax)(x), ref)
+    torch.testing.assert_close(torch.func.jacfwd(short_softmax)(x), ref)
 
 
 @pytest.mark.parametrize("backend", ["sdpa", "explicit"])
