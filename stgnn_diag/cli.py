@@ -80,6 +80,8 @@ def _add_data_args(p: argparse.ArgumentParser) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from .training.budgets import add_budget_arguments
+
     parser = argparse.ArgumentParser(prog="stgnn-diag", description="Diagonal-regularized temporal attention "
                                      "for spatio-temporal GNNs: zoo, training, evaluation, sensitivity.")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -100,12 +102,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", help="run folder (default runs/<model>-<protocol>-h<H>-<budget>-s<seed>)")
     p.add_argument("--resume", action="store_true", help="continue the run in --out from its last checkpoint")
     p.add_argument("--overwrite", action="store_true", help="start over in an --out that holds a run")
-    p.add_argument("--max-epochs", type=int)
-    p.add_argument("--batch-size", type=int)
-    p.add_argument("--limit-train-batches", type=int)
-    p.add_argument("--limit-val-batches", type=int)
-    p.add_argument("--lr", type=float)
-    p.add_argument("--patience", type=int, help="early-stopping patience (epochs)")
+    add_budget_arguments(p)
     p.add_argument("--hidden-size", type=int)
     p.add_argument("--set", action="append", metavar="KEY=VALUE", help="any other model override (repeatable)")
     p.add_argument("--diag-schedule", metavar="PARAM:START:END:EPOCHS[:SHAPE]",

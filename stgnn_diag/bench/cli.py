@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 from typing import Any, Dict
 
+from ..training.budgets import add_budget_arguments
 from .grid import GridError, GridSpec, parse_key_values
 
 __all__ = ["add_parser", "grid_from_args", "run"]
@@ -48,12 +49,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     g.add_argument("--horizons", nargs="+", type=int, metavar="H", help="predicted steps (default 12)")
     g.add_argument("--window", type=int, help="input steps (default 12)")
     o = p.add_argument_group("budget overrides (they enter the budget label: never averaged with the preset)")
-    o.add_argument("--max-epochs", type=int)
-    o.add_argument("--batch-size", type=int)
-    o.add_argument("--limit-train-batches", type=int)
-    o.add_argument("--limit-val-batches", type=int)
-    o.add_argument("--lr", type=float)
-    o.add_argument("--patience", type=int)
+    add_budget_arguments(o)
     o.add_argument("--max-windows", type=int, help="keep at most this many windows per split (tiny grids)")
     o.add_argument("--set", action="append", metavar="KEY=VALUE", help="model override for every trained model "
                    "(repeatable), e.g. hidden_size=8")

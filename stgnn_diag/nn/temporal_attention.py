@@ -154,6 +154,17 @@ class TemporalAttention(nn.Module):
             base, beta = bias.repeat(qf.size(0) // bias.size(0), 1, 1), 1.0
         return torch.baddbmm(base, qf, kf.transpose(1, 2), beta=beta, alpha=self.scale).view(*lead, t, t)
 
+    def attention_weights(self, q: Tensor, k: Tensor, bias: Optional[Tensor], empty: Optional[Tensor]) -> Tensor:
+        """Post-softmax attention (before attention dropout) from queries and keys.
+
+        ``bias`` / ``empty`` come from :meth:`logit_bias`; rows of queries without keys are zero.
+
+        Shapes:
+            q, k ``[..., heads, T, dk]`` -> ``[..., heads, T, T]``.
+        """
+        attn = short_softmax(self._scaled_logits(q, k, bias))
+        return attn if empty is None else attn.masked_fill(empty.unsqueeze(-1), 0.0)
+
     def forward(self, x: Tensor, return_attention: bool = False) -> Union[Tensor, Tuple[Tensor, Tensor]]:
         if not isinstance(x, Tensor):
             raise TypeError(f"x must be a torch.Tensor, got {type(x).__name__}.")
@@ -169,10 +180,7 @@ class TemporalAttention(nn.Module):
         attn = None
         use_sdpa = self.backend == "sdpa" or (self.backend == "auto" and x.device.type != "cpu")
         if return_attention or not use_sdpa:
-            logits = self._scaled_logits(q, k, bias)
-            attn = short_softmax(logits)
-            if empty is not None:
-                attn = attn.masked_fill(empty.unsqueeze(-1), 0.0)
+            attn = self.attention_weights(q, k, bias, empty)
             h = F.dropout(attn, p_drop) @ v if p_drop > 0 else attn @ v
         else:
             # Fused kernel; the regularizers enter as an additive float mask on the scaled logits.

@@ -68,18 +68,22 @@ class PathDecomposition:
         return out
 
 
+def _eval_heads(layer: TemporalAttention, x: Tensor):
+    """:func:`_heads` with the layer in evaluation mode (its mode is restored)."""
+    training = layer.training
+    layer.eval()
+    try:
+        return _heads(layer, x)
+    finally:
+        layer.train(training)
+
+
 def _heads(layer: TemporalAttention, x: Tensor):
     """Per-head q, k, v ``[H, T, dk]``, attention ``[H, T, T]`` and weights, at ``x [T, d]``."""
     t, d = x.shape
     h, dk = layer.heads, layer.head_dim
     q, k, v = (z[0, 0] for z in layer.project_qkv(x.view(1, t, 1, d)))  # [H, T, dk]
-    bias, empty = layer.logit_bias(t, device=x.device, dtype=x.dtype)
-    logits = (q * layer.scale) @ k.transpose(-1, -2)
-    if bias is not None:
-        logits = logits + bias
-    a = torch.softmax(logits, -1)
-    if empty is not None:
-        a = a.masked_fill(empty.view(1, t, 1), 0.0)
+    a = layer.attention_weights(q, k, *layer.logit_bias(t, device=x.device, dtype=x.dtype))  # [H, T, T]
     w = layer.qkv.weight.view(3, h, dk, d)  # W_Q^h, W_K^h, W_V^h: [dk, d]
     w_o = layer.out.weight.view(d, h, dk).permute(1, 0, 2)  # W_O^h: [d, dk]
     return q, k, v, a, w[0], w[1], w[2], w_o
@@ -105,12 +109,7 @@ def attention_paths(layer: TemporalAttention, x: Tensor, rows: Optional[Sequence
     """
     if x.dim() != 2 or x.shape[1] != layer.dim:
         raise ValueError(f"x must be one sequence [T, {layer.dim}], got {tuple(x.shape)}.")
-    training = layer.training
-    layer.eval()
-    try:
-        q, k, v, a, w_q, w_k, w_v, w_o = _heads(layer, x)
-    finally:
-        layer.train(training)
+    q, k, v, a, w_q, w_k, w_v, w_o = _eval_heads(layer, x)
     t, d = x.shape
     r = torch.arange(t) if rows is None else torch.as_tensor(list(rows), dtype=torch.long)
     scale = layer.scale
@@ -184,12 +183,7 @@ def path_bounds(layer: TemporalAttention, x: Tensor) -> PathBounds:
     Shapes:
         x ``[T, d]`` -> scalars.
     """
-    training = layer.training
-    layer.eval()
-    try:
-        q, k, v, a, w_q, w_k, w_v, w_o = _heads(layer, x)
-    finally:
-        layer.train(training)
+    q, k, v, a, w_q, w_k, w_v, w_o = _eval_heads(layer, x)
     t, d = x.shape
     h, dk = layer.heads, layer.head_dim
     spec = lambda m: torch.linalg.matrix_norm(m, ord=2)  # noqa: E731

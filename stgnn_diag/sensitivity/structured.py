@@ -317,12 +317,7 @@ def _temporal_step(mod: TemporalSublayer, args, kwargs, out: Tensor) -> Temporal
     t, n, d = x.shape
     q, k, v = (z[0] for z in att.project_qkv(x.unsqueeze(0)))  # [N, H, T, dk]
     bias, empty = att.logit_bias(t, device=x.device, dtype=x.dtype)
-    logits = (q * att.scale) @ k.transpose(-1, -2)
-    if bias is not None:
-        logits = logits + bias
-    a = torch.softmax(logits, -1)
-    if empty is not None:
-        a = a.masked_fill(empty.unsqueeze(-1), 0.0)
+    a = att.attention_weights(q, k, bias, empty)  # [N, H, T, T]
     xn = x.transpose(0, 1)
     y = att.out((a @ v).permute(0, 2, 1, 3).reshape(n, t, d))
     if empty is not None:

@@ -60,3 +60,15 @@ def get_budget(name: str) -> Budget:
     if name not in BUDGETS:
         raise ValueError(f"Unknown budget {name!r}; choose one of {sorted(BUDGETS)}.")
     return BUDGETS[name]
+
+
+#: Budget fields a command line may override (``--max-epochs`` ... ``--patience``), with their types.
+OVERRIDABLE = {"max_epochs": int, "batch_size": int, "limit_train_batches": int, "limit_val_batches": int,
+               "lr": float, "patience": int}
+
+
+def add_budget_arguments(parser) -> None:
+    """Add ``--max-epochs``, ``--batch-size``, ``--limit-train-batches``, ``--limit-val-batches``,
+    ``--lr`` and ``--patience`` (None: the preset's value) to an argparse parser or group."""
+    for field, typ in OVERRIDABLE.items():
+        parser.add_argument("--" + field.replace("_", "-"), type=typ, help=f"override the budget's {field}")
