@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Dict, List, Optional
@@ -144,6 +145,9 @@ def main(argv: Optional[List[str]] = None) -> int:
     except (ValueError, FileNotFoundError, RuntimeError) as e:  # our clear errors: no traceback
         print(f"stgnn-diag {args.command}: error: {e}", file=sys.stderr)
         return 2
+    except BrokenPipeError:  # output piped into `head` & co.: stop quietly
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
     except KeyboardInterrupt:
         print(f"\nstgnn-diag {args.command}: interrupted; resume a training run with --resume.", file=sys.stderr)
         return 130
