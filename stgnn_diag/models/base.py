@@ -55,7 +55,8 @@ class STAttentionBase(nn.Module):
                  dropout: float = 0.0, activation: str = "relu", heads: int = 4, diag: str = "none",
                  diag_p: float = 0.0, diag_penalty: float = 0.0, learn_penalty: bool = False,
                  residual: bool = True, causal: bool = False, attn_dropout: float = 0.0,
-                 graph_conv: str = "diffusion", k: int = 2, adaptive: bool = False, emb_size: int = 10):
+                 graph_conv: str = "diffusion", k: int = 2, adaptive: bool = False, emb_size: int = 10,
+                 node_embedding: bool = False, tod_embedding: int = 0):
         super().__init__()
         for name, v in dict(input_size=input_size, horizon=horizon, hidden_size=hidden_size, window=window).items():
             if not isinstance(v, int) or v <= 0:
@@ -64,12 +65,21 @@ class STAttentionBase(nn.Module):
             raise ValueError(f"Unknown exog_mode {exog_mode!r}; choose one of {EXOG_MODES}.")
         if exog_size < 0:
             raise ValueError(f"exog_size must be >= 0, got {exog_size}.")
+        if node_embedding and n_nodes is None:
+            raise ValueError("node_embedding=True needs n_nodes (one learned vector per node).")
+        if tod_embedding < 0 or (tod_embedding and exog_size == 0):
+            raise ValueError(f"tod_embedding={tod_embedding} needs exog_size >= 1 (channel 0 of u is the time "
+                             f"of day); use 0 to switch it off.")
         self.input_size, self.output_size = input_size, output_size or input_size
         self.horizon, self.n_nodes, self.hidden_size = horizon, n_nodes, hidden_size
         self.exog_size, self.window, self.exog_mode = exog_size, window, exog_mode
         self.encoder = nn.Linear(input_size, hidden_size)
         self.exog_encoder = nn.Linear(exog_size, hidden_size) if exog_size and exog_mode == "input" else None
         self.pos_encoding = PositionalEncoding(hidden_size, window, pos_encoding)
+        self.node_emb = nn.Parameter(torch.empty(n_nodes, hidden_size)) if node_embedding else None
+        self.tod_emb = nn.Embedding(tod_embedding, hidden_size) if tod_embedding else None
+        if self.node_emb is not None:
+            nn.init.xavier_uniform_(self.node_emb)
         self.dropout = nn.Dropout(dropout)
         self.time_readout = nn.Linear(window, horizon)
         self.readout = nn.Sequential(make_activation(activation), nn.Linear(hidden_size, self.output_size))
@@ -138,6 +148,12 @@ class STAttentionBase(nn.Module):
         h = self.encoder(x)
         if self.exog_encoder is not None:
             h = h + self.exog_encoder(u)
+        if self.node_emb is not None:
+            h = h + self.node_emb.to(h.dtype)
+        if self.tod_emb is not None:
+            slots = self.tod_emb.num_embeddings
+            slot = (u[..., 0].detach() * slots).round().long().clamp_(0, slots - 1)  # [b, t, n]
+            h = h + self.tod_emb(slot).to(h.dtype)
         return self.dropout(self.pos_encoding(h))
 
     def process(self, h: Tensor, edge_index: Tensor, edge_weight: Optional[Tensor] = None,
@@ -160,3 +176,5 @@ class STAttentionBase(nn.Module):
         for m in self.modules():
             if m is not self and hasattr(m, "reset_parameters"):
                 m.reset_parameters()
+        if self.node_emb is not None:
+            nn.init.xavier_uniform_(self.node_emb)
