@@ -16,6 +16,7 @@ MODELS = [
     ("tas_attn_penalty", dict(exog_size=2, exog_mode="blocks", learn_penalty=True)),
     ("tts_attn_noresid", dict(graph_conv="gcn", input_size=2, output_size=3)),
     ("tas_attn_dropout", dict(adaptive=True, n_nodes=N, causal=True, activation="gelu")),
+    ("tts_attn_none", dict(n_nodes=N, exog_size=8, node_embedding=True, tod_embedding=288)),
 ]
 METHODS = ["structured", "reverse", "forward", "autograd"]
 

@@ -1,0 +1,61 @@
+"""Node and time-of-day embeddings of the attention models: what they add, and their errors."""
+import pytest
+import torch
+
+import stgnn_diag
+
+N, T = 5, 12
+EDGE_INDEX = torch.tensor([[0, 1, 2, 3, 4], [1, 2, 3, 4, 0]])
+
+
+def model(**kw):
+    torch.manual_seed(0)
+    return stgnn_diag.create_model("tas_attn_none", hidden_size=8, heads=2, n_nodes=N, exog_size=8, **kw).eval()
+
+
+def test_tod_embedding_adds_the_vector_of_each_five_minute_slot():
+    m = model(tod_embedding=288)
+    x = torch.randn(1, T, N, 1)
+    u = torch.zeros(1, T, 8)
+    slots = torch.arange(100, 100 + T)
+    u[0, :, 0] = slots / 288.0
+    u[0, :, 3] = 1.0  # a Wednesday
+    m_off = model()
+    m_off.load_state_dict(m.state_dict(), strict=False)
+    # independent computation: the model without the table, plus the table's rows looked up by hand
+    expected = m_off.encode(x, u.unsqueeze(2).expand(-1, -1, N, -1)) + m.tod_emb.weight[slots].view(1, T, 1, -1)
+    got = m.encode(x, u.unsqueeze(2).expand(-1, -1, N, -1))
+    torch.testing.assert_close(got, expected)
+
+
+def test_tod_slot_rounding_is_robust_to_float_error_and_wraps_nothing():
+    m = model(tod_embedding=288)
+    u = torch.zeros(1, T, N, 8)
+    u[..., 0] = torch.tensor([k / 288.0 for k in (0, 1, 287)] * 4).view(1, T, 1).float() - 1e-7
+    x = torch.zeros(1, T, N, 1)
+    h = m.encode(x, u) - model().encode(x, u)
+    # slot 287 - 1e-7 stays 287 (not 286, not 288 out of range); slot 0 - 1e-7 stays 0
+    torch.testing.assert_close(h[0, 2, 0], m.tod_emb.weight[287])
+    torch.testing.assert_close(h[0, 0, 0], m.tod_emb.weight[0])
+
+
+def test_node_embedding_gives_each_node_its_own_offset():
+    m = model(node_embedding=True)
+    x = torch.zeros(1, T, N, 1)
+    u = torch.zeros(1, T, N, 8)
+    diff = m.encode(x, u) - model().encode(x, u)
+    torch.testing.assert_close(diff[0, 0], m.node_emb.detach())
+    torch.testing.assert_close(diff[0, 5], m.node_emb.detach())
+    y = m(torch.randn(2, T, N, 1), EDGE_INDEX, u=torch.rand(2, T, 8))
+    y.sum().backward()
+    assert m.node_emb.grad is not None and m.node_emb.grad.abs().sum() > 0
+
+
+def test_embedding_errors_say_what_is_missing():
+    with pytest.raises(ValueError, match="n_nodes"):
+        stgnn_diag.create_model("tts_attn_none", node_embedding=True)
+    with pytest.raises(ValueError, match="exog_size"):
+        stgnn_diag.create_model("tts_attn_none", tod_embedding=288)
+    m = model(node_embedding=True)
+    with pytest.raises(ValueError, match="nodes"):
+        m(torch.randn(1, T, N + 1, 1), torch.tensor([[0], [1]]), u=torch.rand(1, T, 8))
