@@ -56,7 +56,7 @@ def _peak_rss_mb() -> float:
 
 
 def measure(name: str, batch: int, steps: int, warmup: int, hidden_size: Optional[int], device: str,
-            threads: int, data_root: Optional[str]) -> Dict:
+            threads: int, data_root: Optional[str], overrides: Optional[Dict] = None) -> Dict:
     """Measure one model (runs in a fresh process). Returns the figures as a dict."""
     import torch
 
@@ -80,6 +80,7 @@ def measure(name: str, batch: int, steps: int, warmup: int, hidden_size: Optiona
     kw = dict(n_nodes=splits.n_nodes, horizon=12, window=12, exog_size=exog)
     if hidden_size is not None:
         kw["hidden_size"] = hidden_size
+    kw.update(overrides or {})
     torch.manual_seed(0)
     model = create_model(name, **kw).to(dev)
     params = sum(p.numel() for p in model.parameters())
@@ -124,7 +125,7 @@ def measure(name: str, batch: int, steps: int, warmup: int, hidden_size: Optiona
     train_wps = batch / train_step_s
     infer_wps = batch / statistics.median(inf)
     peak = _peak_rss_mb()
-    return {"model": name, "parameters": params, "train_windows_per_s": train_wps,
+    return {"model": name, "overrides": dict(overrides or {}), "parameters": params, "train_windows_per_s": train_wps,
             "infer_ms_per_window": 1000 / infer_wps, "infer_ms_batch1": 1000 * statistics.median(inf1),
             "peak_rss_mb": peak, "model_delta_mb": None if rss_before is None else peak - rss_before,
             "cuda_max_allocated_mb": (torch.cuda.max_memory_allocated() / 2 ** 20) if dev.type == "cuda" else None,
@@ -147,6 +148,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     p.add_argument("--threads", type=int, default=1, help="torch CPU threads (default 1: steadier figures on a "
                    "shared machine; raise it on a dedicated one)")
     p.add_argument("--data-root", help="folder holding metr_la/ (default: $STGNN_DIAG_DATA, then datasets/)")
+    p.add_argument("--set-for", action="append", nargs=2, default=[], metavar=("PATTERN", "KEY=VALUE"),
+                   help="model override for the models matching PATTERN (repeatable), as in `stgnn-diag bench`")
     p.add_argument("--json", help="also write the figures, settings and machine to this JSON file")
     args = p.parse_args(argv)
 
@@ -158,12 +161,20 @@ def main(argv: Optional[List[str]] = None) -> int:
           f"after {args.warmup} warm-up; device {where}; {args.threads} torch thread(s); "
           f"{platform.machine()}, {os.cpu_count()} CPU cores; torch {torch.__version__}")
     print(f"width: {'hidden_size ' + str(args.hidden_size) if args.hidden_size else 'each entry own default'}\n")
+    from fnmatch import fnmatchcase
+
+    from stgnn_diag.bench.grid import parse_key_values
+
     rows, failed = [], []
     ctx = mp.get_context("spawn")
     for name in args.models:
+        overrides = {}
+        for pattern, kv in args.set_for:
+            if fnmatchcase(name, pattern):
+                overrides.update(parse_key_values([kv]))
         with cf.ProcessPoolExecutor(max_workers=1, mp_context=ctx) as ex:
             fut = ex.submit(measure, name, args.batch, args.steps, args.warmup, args.hidden_size, args.device,
-                            args.threads, args.data_root)
+                            args.threads, args.data_root, overrides)
             try:
                 rows.append(fut.result())
                 r = rows[-1]
@@ -183,7 +194,9 @@ def main(argv: Optional[List[str]] = None) -> int:
         mem = (f"{r['cuda_max_allocated_mb']:.0f}" if r["cuda_max_allocated_mb"] is not None else
                f"{r['peak_rss_mb']:.0f}{delta}")
         total = r["epoch_train_s"] + r["epoch_val_s"]
-        print(f"| {r['model']} | {r['parameters']:,} | {r['train_windows_per_s']:.1f} | {r['infer_ms_per_window']:.2f} "
+        label = r["model"] + (" (" + ", ".join(f"{k}={v}" for k, v in r["overrides"].items()) + ")"
+                              if r.get("overrides") else "")
+        print(f"| {label} | {r['parameters']:,} | {r['train_windows_per_s']:.1f} | {r['infer_ms_per_window']:.2f} "
               f"| {r['infer_ms_batch1']:.1f} | {mem} | {_fmt_time(total)} ({_fmt_time(r['epoch_train_s'])} + "
               f"{_fmt_time(r['epoch_val_s'])}) |")
     n_train, n_val = rows[0]["n_train"], rows[0]["n_val"]
