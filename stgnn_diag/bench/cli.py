@@ -80,7 +80,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 
 def grid_from_args(args: argparse.Namespace) -> GridSpec:
     """The grid of ``--grid`` (if any) with the command-line values laid over it."""
-    base: Dict[str, Any] = GridSpec.from_json(args.grid).to_dict() if args.grid else {}
+    base: Dict[str, Any] = GridSpec.read_json(args.grid) if args.grid else {}
     for key in ("models", "seeds", "budgets", "protocols", "horizons", "window"):
         value = getattr(args, key)
         if value is not None:

@@ -250,6 +250,12 @@ class GridSpec:
     @classmethod
     def from_json(cls, path: Union[str, Path]) -> "GridSpec":
         """From a JSON file holding the dict of :meth:`from_dict`."""
+        return cls.from_dict(cls.read_json(path))
+
+    @staticmethod
+    def read_json(path: Union[str, Path]) -> Dict[str, Any]:
+        """The raw dict of a grid file, not yet validated (a partial grid that the command line
+        completes, e.g. only ``model_overrides``, is allowed here)."""
         path = Path(path)
         try:
             data = json.loads(path.read_text())
@@ -259,7 +265,7 @@ class GridSpec:
             raise GridError(f"{path} is not valid JSON: {e}") from None
         if not isinstance(data, dict):
             raise GridError(f"{path} must hold a JSON object.")
-        return cls.from_dict(data)
+        return data
 
     def to_dict(self) -> Dict[str, Any]:
         return {"models": list(self.models), "seeds": list(self.seeds), "budgets": list(self.budgets),

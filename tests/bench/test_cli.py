@@ -52,6 +52,16 @@ def test_grid_file_and_command_line_values(tmp_path):
     assert u.unit_id == "tts_attn_none__dcrnn__h12__cpu-small+e2-w100__s5"
 
 
+def test_partial_grid_file_completed_by_the_command_line(tmp_path):
+    grid = tmp_path / "emb.json"  # only model settings, as models/results/grids/*.json
+    grid.write_text(json.dumps({"model_overrides": {"tts_attn_*": {"node_embedding": True}}}))
+    g = cli.grid_from_args(parse("--grid", str(grid), "--models", "tts_attn_none", "historical_average"))
+    [u] = [u for u in g.units() if u.kind == "model"]
+    assert dict(u.model_overrides) == {"node_embedding": True}
+    with pytest.raises(GridError, match="Give --models"):
+        cli.grid_from_args(parse("--grid", str(grid)))
+
+
 @pytest.mark.parametrize("argv,match", [(["--models", "tas_attn_zz*"], "matches no zoo model"),
                                         (["--models", "tts_attn_none", "--budgets", "gpu"], "Unknown budget"),
                                         (["--models", "tts_attn_none", "--protocols", "tsl"], "Unknown protocol"),
