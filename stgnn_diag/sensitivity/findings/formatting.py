@@ -1,0 +1,24 @@
+"""Number and label formatting of the findings report's tables."""
+from __future__ import annotations
+
+import math
+
+
+def short_source(src: str) -> str:
+    """``"100 steps, loss 0.41"`` / ``"checkpoint"`` / ``"untrained"`` for the tables."""
+    if src.startswith("brief training"):
+        steps = src.split(":")[1].split("AdamW")[0].strip()
+        loss = src.rsplit("loss", 1)[1].split("(")[0].strip()
+        return f"{steps} steps, loss {loss}"
+    return "checkpoint" if src.startswith("checkpoint") else "untrained"
+
+
+def fmt(v, nd=3) -> str:
+    """A table cell: floats with ``nd`` decimals (scientific when very large or small, ``n/a`` for NaN)."""
+    if isinstance(v, float):
+        if math.isnan(v):
+            return "n/a"
+        if v != 0 and (abs(v) >= 1e4 or abs(v) < 10 ** -nd):
+            return f"{v:.2e}"
+        return f"{v:.{nd}f}"
+    return str(v)

@@ -1,0 +1,59 @@
+"""Section 1 of the findings README: T&S vs TTS, sensitivity against hop distance and lag."""
+from __future__ import annotations
+
+import math
+from typing import Callable, Dict, List
+
+from .formatting import fmt, short_source
+
+
+def write_hops_section(add: Callable[[str], None], r: Dict[str, dict], arches: List[str], verdicts: dict) -> None:
+    """Table of hop / lag shares per model, figures, and the reading; sets ``verdicts["arrangements_differ"]``
+    and ``verdicts["no_primacy"]`` when both ``tas_attn_none`` and ``tts_attn_none`` are present."""
+    add("## 1. T&S vs TTS on the METR-LA graph\n")
+    add("| model | weights | test MAE (256 windows, mph) | share on own node (hop 0) | hop-0 / hop-1 | hop-0 / hop-2 | "
+        "hop-0 / hop-3 | farthest hop reached | most recent lag share | oldest lag share | layer stack: same-step "
+        "share |")
+    add("|---|---|---|---|---|---|---|---|---|---|---|")
+    for n, v in r.items():
+        add(f"| `{n}` | {short_source(v['source'])} | {fmt(v['test_mae_256'], 2)} | {fmt(v['node_diagonal_share'])} | {fmt(v['hop0_over_hop1'], 1)} | "
+            f"{fmt(v['hop0_over_hop2'], 1)} | {fmt(v['hop0_over_hop3'], 1)} | {v['max_hop_reached']:g} | "
+            f"{fmt(v['most_recent_lag_share'])} | {fmt(v['oldest_lag_share'])} | "
+            f"{fmt(v.get('hidden_time_diagonal_share', math.nan))} |")
+    add(f"\nUniform shares for comparison: lag 1/12 = {1 / 12:.3f}; same step 1/12 = {1 / 12:.3f}.\n")
+    for a in arches:
+        add(f"![{a} hop x lag](hop_lag_{a}.png) ![{a} lag profiles](lag_profiles_{a}.png)\n")
+    add("![hop decay](hop_decay.png)\n")
+    if "tas_attn_none" in r and "tts_attn_none" in r:
+        tas, tts = r["tas_attn_none"], r["tts_attn_none"]
+        steps = [f for v in (tas, tts) for f in v["hop_step_factors"]]
+        add(f"**Reading.** Sensitivity falls by a factor {min(steps):.0f} to {max(steps):.0f} per additional hop "
+            "(`hop_decay.png`, log scale): spatial over-squashing, as the over-squashing paper describes for "
+            "message passing with `(S^L)_uv` factors. Three graph layers with K = 2 reach at most 6 hops "
+            f"(T&S / TTS reach hop {tas['max_hop_reached']:g} / {tts['max_hop_reached']:g}); "
+            "sensors farther away, and the isolated sensor 26, have exactly zero influence.")
+        hop1 = (tas["hop0_over_hop1"], tts["hop0_over_hop1"])
+        hop3 = (tas["hop0_over_hop3"], tts["hop0_over_hop3"])
+        same = max(hop3) / min(hop3) < 3 and max(hop1) / min(hop1) < 1.5
+        verdicts["arrangements_differ"] = not same
+        add(f"- The over-squashing paper's bound depends only on the total budgets (here 3 temporal + 3 graph "
+            f"layers in both), so it is the same for TTS and T&S. Share on the own node: {fmt(tas['node_diagonal_share'])} "
+            f"(T&S) vs {fmt(tts['node_diagonal_share'])} (TTS); hop-0/hop-1 ratios "
+            f"{fmt(hop1[0], 1)} (T&S) vs {fmt(hop1[1], 1)} (TTS), hop-0/hop-3 {fmt(hop3[0], 1)} vs {fmt(hop3[1], 1)}: "
+            + ("**similar decay — consistent with a shared bound.**" if same else
+               "**the two arrangements decay at clearly different rates at this point — the shared bound says "
+               "nothing about which one is tighter, and the measurement shows they differ.**"))
+        lag_ok = max(tas["oldest_lag_share"], tts["oldest_lag_share"]) < 1.5 / 12
+        verdicts["no_primacy"] = lag_ok
+        add(f"- Temporal: the over-squashing paper finds that stacked *causal convolutions* favour the earliest "
+            f"steps. Our temporal processor is bidirectional attention. Share of the sensitivity on the oldest "
+            f"input step: {fmt(tas['oldest_lag_share'])} (T&S) / {fmt(tts['oldest_lag_share'])} (TTS); on the most "
+            f"recent: {fmt(tas['most_recent_lag_share'])} / {fmt(tts['most_recent_lag_share'])} (uniform "
+            f"{1 / 12:.3f}). "
+            + ("**No primacy effect here** — expected, since attention has no causal receptive-field growth; "
+               "the paper's TCN finding does not transfer to this processor." if lag_ok else
+               "**The oldest step gets more than its uniform share** — a primacy-like bias, as in the paper.")
+            + (f" Instead the most recent step carries {max(tas['most_recent_lag_share'], tts['most_recent_lag_share']) * 12:.1f}x "
+               "its uniform share: a recency bias (a forecaster of traffic speed leans on the latest readings)."
+               if min(tas["most_recent_lag_share"], tts["most_recent_lag_share"]) > 1.5 / 12 else ""))
+        add("")
