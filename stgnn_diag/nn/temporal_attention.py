@@ -10,6 +10,7 @@ from torch import Tensor, nn
 
 from .diagonal import check_diag_args, diagonal_logit_bias
 from .short_softmax import short_softmax
+from .split_heads import split_heads
 
 BACKENDS = ("auto", "sdpa", "explicit")
 
@@ -134,9 +135,7 @@ class TemporalAttention(nn.Module):
     def project_qkv(self, x: Tensor) -> Tuple[Tensor, Tensor, Tensor]:
         """Queries, keys and values ``[batch, nodes, heads, time, head_dim]`` from ``x [b, t, n, d]``."""
         b, t, n, _ = x.shape
-        qkv = self.qkv(x).view(b, t, n, 3, self.heads, self.head_dim)
-        q, k, v = qkv.permute(3, 0, 2, 4, 1, 5).unbind(0)
-        return q, k, v
+        return split_heads(self.qkv(x).view(b, t, n, 3, self.heads, self.head_dim))
 
     def _scaled_logits(self, q: Tensor, k: Tensor, bias: Optional[Tensor]) -> Tensor:
         """``q k^T / sqrt(d_k) + bias`` as one fused ``baddbmm`` (scale and bias in the GEMM).
