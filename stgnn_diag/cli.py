@@ -94,7 +94,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("train", help="train a zoo model on METR-LA, test it, compare with the baselines",
                        formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     p.add_argument("--model", required=True, help="zoo name (see `stgnn-diag models`)")
-    p.add_argument("--budget", default="cpu-small", help="preset: cpu-small (<= 10 min on 2 cores) or paper (GPU)")
+    p.add_argument("--budget", default="cpu-small", help="preset: cpu-small (smoke test, <= 10 min on 2 cores), "
+                   "cpu-15min (about 15 min of training on 2 cores) or paper (GPU)")
     p.add_argument("--protocol", default="dcrnn", help="dcrnn (canonical) or paper (the ESANN authors' split)")
     p.add_argument("--horizon", type=int, default=12, help="predicted steps (12 or 36)")
     p.add_argument("--window", type=int, default=12, help="input steps")

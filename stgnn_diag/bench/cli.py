@@ -44,7 +44,8 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     g.add_argument("--models", nargs="+", metavar="NAME", help="zoo names, shell patterns ('tas_attn_*', "
                    "'tsl:*') and baselines (last_value, last_value_ffill, historical_average)")
     g.add_argument("--seeds", nargs="+", type=int, metavar="S", help="training seeds (default 0)")
-    g.add_argument("--budgets", nargs="+", metavar="B", help="budget presets (default cpu-small)")
+    g.add_argument("--budgets", nargs="+", metavar="B",
+                   help="budget presets: cpu-small, cpu-15min, paper (default cpu-small)")
     g.add_argument("--protocols", nargs="+", metavar="P", help="dcrnn and / or paper (default dcrnn)")
     g.add_argument("--horizons", nargs="+", type=int, metavar="H", help="predicted steps (default 12)")
     g.add_argument("--window", type=int, help="input steps (default 12)")
