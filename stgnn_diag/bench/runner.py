@@ -110,16 +110,6 @@ def _rss_mb() -> float:
     return round(peak / (1024 ** 2 if sys.platform == "darwin" else 1024), 1)
 
 
-def _git_dirty() -> Optional[bool]:
-    """Whether tracked files differ from the commit (``git diff --quiet HEAD``); None without git."""
-    try:
-        proc = subprocess.run(["git", "diff", "--quiet", "HEAD", "--"], cwd=Path(__file__).parent,
-                              capture_output=True, timeout=10, env={**os.environ, "GIT_OPTIONAL_LOCKS": "0"})
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return {0: False, 1: True}.get(proc.returncode)
-
-
 def machine_info(accelerator: str = "cpu") -> Dict[str, Any]:
     """Machine facts stored with every result, with a one-line ``summary`` for table headers."""
     import torch
@@ -343,7 +333,7 @@ def run_unit(unit: Unit, results_dir: Union[str, Path], *, data_root=None, accel
         "budget_resolved": budget_resolved,
         **run_part,
         "wall_time_s": round(wall, 1), "peak_memory": peak, "environment": env,
-        "git_commit": env.get("git_commit"), "git_dirty": _git_dirty(),
+        "git_commit": env.get("git_commit"), "git_dirty": env.get("git_dirty"),
         "machine": machine_info(accelerator), "accelerator": accelerator, "devices": devices,
         "isolated": isolated, "finished_at": _now(),
     }

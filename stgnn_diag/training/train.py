@@ -1,6 +1,7 @@
 """``train``: fit a zoo model on METR-LA under a protocol and a budget, then test it."""
 from __future__ import annotations
 
+import os
 import platform
 import subprocess
 import time
@@ -80,11 +81,29 @@ def _git_commit() -> Optional[str]:
         return None
 
 
+#: What decides a result: uncommitted changes elsewhere (README, docs, results) do not make a run "dirty".
+CODE_PATHS = ("stgnn_diag", "setup.cfg", "pyproject.toml")
+
+
+def _git_dirty() -> Optional[bool]:
+    """Whether the package code differs from the commit (``git diff --quiet HEAD -- CODE_PATHS``);
+    None without git."""
+    root = Path(__file__).resolve().parents[2]
+    try:
+        proc = subprocess.run(["git", "diff", "--quiet", "HEAD", "--", *CODE_PATHS], cwd=root,
+                              capture_output=True, timeout=10, env={**os.environ, "GIT_OPTIONAL_LOCKS": "0"})
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return {0: False, 1: True}.get(proc.returncode)
+
+
 def environment() -> Dict[str, Any]:
-    """Versions and machine facts stored with every result."""
+    """Versions and machine facts stored with every result (the commit and whether the package code
+    had uncommitted changes, taken when this is called: :func:`train` calls it before training)."""
     return {"python": platform.python_version(), "torch": torch.__version__, "lightning": L.__version__,
             "machine": platform.machine(), "processor": platform.processor() or platform.machine(),
-            "threads": torch.get_num_threads(), "cuda": torch.cuda.is_available(), "git_commit": _git_commit()}
+            "threads": torch.get_num_threads(), "cuda": torch.cuda.is_available(), "git_commit": _git_commit(),
+            "git_dirty": _git_dirty()}
 
 
 class DiagonalScheduleCallback(L.Callback):
@@ -169,6 +188,7 @@ def train(cfg: TrainConfig) -> Dict[str, Any]:
         use_distributed_sampler=False, deterministic=True, enable_model_summary=False,
         default_root_dir=out, num_sanity_val_steps=0,
         log_every_n_steps=max(1, min(50, module.steps_per_epoch)))
+    env = environment()  # the code that trains is the code at the start, whatever is committed meanwhile
     t0 = time.perf_counter()
     trainer.fit(module, datamodule=WindowDataModule(splits, budget.batch_size, seed=cfg.seed), ckpt_path=resume_from)
     train_time = time.perf_counter() - t0
@@ -183,7 +203,7 @@ def train(cfg: TrainConfig) -> Dict[str, Any]:
         "epochs": trainer.current_epoch, "global_steps": trainer.global_step,
         "train_time_s": round(train_time, 1), "resumed": resume_from is not None,
         "ranks": agreement.report,
-        "environment": environment(), "config": config,
+        "environment": env, "config": config,
     }
     write_json(out / METRICS_JSON, result)
     merge_attempt_logs(out, out / "metrics.csv")

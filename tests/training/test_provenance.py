@@ -1,0 +1,36 @@
+"""Provenance stored with every run: the commit, and whether the *package code* was uncommitted."""
+import importlib
+import shutil
+import subprocess
+
+import pytest
+
+train_mod = importlib.import_module("stgnn_diag.training.train")  # the module (the package exports the function)
+
+
+@pytest.fixture
+def repo(tmp_path, monkeypatch):
+    """A throwaway git repository laid out like ours, with train.py's root pointing at it."""
+    if shutil.which("git") is None:
+        pytest.fail("git is needed for the provenance test")
+    root = tmp_path / "repo"
+    (root / "stgnn_diag" / "training").mkdir(parents=True)
+    (root / "stgnn_diag" / "code.py").write_text("x = 1\n")
+    (root / "README.md").write_text("readme\n")
+    run = lambda *a: subprocess.run(["git", *a], cwd=root, check=True, capture_output=True)  # noqa: E731
+    run("init", "-q")
+    run("add", "-A")
+    run("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "init")
+    fake = root / "stgnn_diag" / "training" / "train.py"
+    monkeypatch.setattr(train_mod, "__file__", str(fake))
+    return root
+
+
+def test_docs_changes_are_not_dirty_code_changes_are(repo):
+    assert train_mod._git_dirty() is False
+    (repo / "README.md").write_text("edited\n")
+    assert train_mod._git_dirty() is False      # a README edit does not touch a result
+    (repo / "stgnn_diag" / "code.py").write_text("x = 2\n")
+    assert train_mod._git_dirty() is True
+    env = train_mod.environment()
+    assert env["git_dirty"] is True and env["git_commit"] is not None
