@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import tempfile
 from pathlib import Path
 from typing import Any, Dict, Optional
@@ -11,6 +12,8 @@ CHECKPOINTS = "checkpoints"
 LAST = "last.ckpt"
 METRICS_JSON = "metrics.json"
 CONFIG_JSON = "config.json"
+#: What a run writes into its folder (and ``overwrite`` removes; anything else there is left alone).
+RUN_OUTPUTS = (CHECKPOINTS, "logs", METRICS_JSON, CONFIG_JSON, "metrics.csv", "loss_curve.png")
 
 
 class RunDirError(RuntimeError):
@@ -27,7 +30,8 @@ def prepare_run_dir(out_dir: Path, resume: bool, overwrite: bool) -> Optional[Pa
     """Check ``out_dir`` for a new run or a resume; returns the checkpoint to resume from (or None).
 
     A folder that already holds a run is never reused silently: pass ``resume`` to continue it or
-    ``overwrite`` to start over (its old checkpoints are then replaced as the new run saves).
+    ``overwrite`` to start over (the old run's outputs, :data:`RUN_OUTPUTS`, are removed first, so no
+    checkpoint or log of the old run can be mistaken for the new one's).
     """
     out_dir = Path(out_dir)
     ckpt = last_checkpoint(out_dir)
@@ -40,6 +44,13 @@ def prepare_run_dir(out_dir: Path, resume: bool, overwrite: bool) -> Optional[Pa
     if has_run and not overwrite:
         raise RunDirError(f"{out_dir} already holds a run. Use --resume to continue it, --overwrite to "
                           f"start over there, or choose another --out.")
+    if has_run:
+        for name in RUN_OUTPUTS:
+            p = out_dir / name
+            if p.is_dir():
+                shutil.rmtree(p)
+            elif p.exists():
+                p.unlink()
     out_dir.mkdir(parents=True, exist_ok=True)
     return None
 

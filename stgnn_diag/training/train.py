@@ -25,6 +25,7 @@ from .evaluate import predict_split, score
 from .module import COVARIATES, ForecastModule
 from .logs import LOGS, merge_attempt_logs, next_attempt
 from .plots import plot_loss_curve
+from .quiet import quiet_lightning
 from .run_dir import CHECKPOINTS, CONFIG_JSON, METRICS_JSON, last_checkpoint, prepare_run_dir, write_json
 
 
@@ -147,6 +148,7 @@ def train(cfg: TrainConfig) -> Dict[str, Any]:
     time, environment) and ``loss_curve.png``. Returns the ``metrics.json`` content.
     """
     check_model_name(cfg.model)  # unknown model -> clear error before any work
+    quiet_lightning()
     budget = get_budget(cfg.budget).with_overrides(
         max_epochs=cfg.max_epochs, batch_size=cfg.batch_size, limit_train_batches=cfg.limit_train_batches,
         limit_val_batches=cfg.limit_val_batches, lr=cfg.lr, patience=cfg.patience)
