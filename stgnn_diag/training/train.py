@@ -74,28 +74,29 @@ def _resolve_covariates(model: str, covariates: str) -> str:
     return "tod" if get_entry(model).defaults.get("exog_size") == 1 else "tod_dow"
 
 
-def _git_commit() -> Optional[str]:
+#: What decides a result: uncommitted changes elsewhere (README, docs, results) do not make a run "dirty".
+CODE_PATHS = ("stgnn_diag", "setup.cfg", "pyproject.toml")
+
+
+def _git(*args: str) -> Optional[subprocess.CompletedProcess]:
+    """``git *args`` in the package's checkout; None when git is missing or fails to run."""
     try:
-        return subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, timeout=5,
-                              cwd=Path(__file__).parent).stdout.strip() or None
+        return subprocess.run(["git", *args], cwd=Path(__file__).resolve().parents[2], capture_output=True,
+                              text=True, timeout=10, env={**os.environ, "GIT_OPTIONAL_LOCKS": "0"})
     except (OSError, subprocess.SubprocessError):
         return None
 
 
-#: What decides a result: uncommitted changes elsewhere (README, docs, results) do not make a run "dirty".
-CODE_PATHS = ("stgnn_diag", "setup.cfg", "pyproject.toml")
+def _git_commit() -> Optional[str]:
+    proc = _git("rev-parse", "HEAD")
+    return (proc.stdout.strip() or None) if proc is not None and proc.returncode == 0 else None
 
 
 def _git_dirty() -> Optional[bool]:
     """Whether the package code differs from the commit (``git diff --quiet HEAD -- CODE_PATHS``);
     None without git."""
-    root = Path(__file__).resolve().parents[2]
-    try:
-        proc = subprocess.run(["git", "diff", "--quiet", "HEAD", "--", *CODE_PATHS], cwd=root,
-                              capture_output=True, timeout=10, env={**os.environ, "GIT_OPTIONAL_LOCKS": "0"})
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return {0: False, 1: True}.get(proc.returncode)
+    proc = _git("diff", "--quiet", "HEAD", "--", *CODE_PATHS)
+    return None if proc is None else {0: False, 1: True}.get(proc.returncode)
 
 
 def environment() -> Dict[str, Any]:
