@@ -12,7 +12,8 @@ relative difference. Each call runs in its own fresh process (same window, same 
 weights), so its peak memory (resident-set growth above the level at the start of the call, sampled
 every 2 ms) is not hidden by memory an earlier call left with the allocator.
 
-Usage: ``python benchmarks/bench_jacobian.py [--threads N] [--window 0] [--models tts_attn_none tas_attn_none]``
+Usage: ``python benchmarks/bench_jacobian.py [--threads N] [--window 0] [--models tts_attn_none tas_attn_none]
+[--device cuda]``
 (data root: ``--data-root`` or ``$STGNN_DIAG_DATA``).
 """
 from __future__ import annotations
@@ -62,14 +63,44 @@ class PeakRSS:
         return self.peak / 2**20
 
 
-def _measure(which: str, name: str, hidden: int, window: int, data_root, threads: int, budget_mb: float, queue):
-    """Child process: build the model (seed 0) and the window, time one Jacobian, send it back."""
+class PeakCUDA:
+    """Peak CUDA memory allocated during the block, above the level at entry (torch's allocator)."""
+
+    def __init__(self, device):
+        self.device, self.peak = device, 0
+
+    def __enter__(self):
+        torch.cuda.synchronize(self.device)
+        self.base = torch.cuda.memory_allocated(self.device)
+        torch.cuda.reset_peak_memory_stats(self.device)
+        return self
+
+    def __exit__(self, *exc):
+        torch.cuda.synchronize(self.device)  # the timer stops after the GPU has finished
+        self.peak = torch.cuda.max_memory_allocated(self.device) - self.base
+
+    @property
+    def mb(self) -> float:
+        return self.peak / 2**20
+
+
+def _measure(which: str, name: str, hidden: int, window: int, data_root, threads: int, budget_mb: float,
+             device: str, queue):
+    """Child process: build the model (seed 0) and the window, time one Jacobian, send it back.
+
+    On CUDA one untimed forward pass first initialises the context and the libraries (cuBLAS), for both
+    methods alike; the peak is the device memory allocated during the call (``PeakCUDA``)."""
     torch.set_num_threads(threads)
+    dev = torch.device(device)
     w = metr_la_window(window, "test", root=data_root)
-    x, ei, ew = w.x, w.edge_index, w.edge_weight
+    x, ei, ew = w.x.to(dev), w.edge_index.to(dev), w.edge_weight.to(dev)
     torch.manual_seed(0)
-    model = stgnn_diag.create_model(name, n_nodes=w.n_nodes, hidden_size=hidden).eval()
-    with PeakRSS() as mem:
+    model = stgnn_diag.create_model(name, n_nodes=w.n_nodes, hidden_size=hidden).eval().to(dev)
+    meter = PeakRSS() if dev.type == "cpu" else PeakCUDA(dev)
+    if dev.type == "cuda":
+        with torch.no_grad():
+            model(x.unsqueeze(0), ei, ew)
+    with meter as mem:
         t0 = time.perf_counter()
         if which == "ours":
             j, info = spatiotemporal_jacobian(model, x, ei, ew, norm=None, budget_mb=budget_mb, return_info=True)
@@ -77,8 +108,8 @@ def _measure(which: str, name: str, hidden: int, window: int, data_root, threads
         else:
             j = torch.autograd.functional.jacobian(lambda z: model(z, ei, ew), x.unsqueeze(0))
             j, how = j[0, :, :, 0, 0, :, :, 0], "autograd.functional.jacobian"
-        dt = time.perf_counter() - t0
-    queue.put((j.numpy(), dt, mem.mb, how, sum(q.numel() for q in model.parameters())))
+    dt = time.perf_counter() - t0
+    queue.put((j.cpu().numpy(), dt, mem.mb, how, sum(q.numel() for q in model.parameters())))
 
 
 def run_isolated(*args):
@@ -101,16 +132,20 @@ def main(argv=None):
     p.add_argument("--window", type=int, default=0, help="test window index")
     p.add_argument("--threads", type=int, default=torch.get_num_threads())
     p.add_argument("--budget-mb", type=float, default=256.0, help="chunk memory budget of our engine")
+    p.add_argument("--device", default="cpu", help="cpu or cuda (peak memory: resident set on cpu, "
+                   "allocated device memory on cuda)")
     p.add_argument("--data-root")
     args = p.parse_args(argv)
     torch.set_num_threads(args.threads)
     w = metr_la_window(args.window, "test", root=args.data_root)
     x, ei, ew = w.x, w.edge_index, w.edge_weight
+    where = (f"{args.threads} thread(s)" if args.device == "cpu"
+             else f"{torch.cuda.get_device_name(torch.device(args.device))}")
     print(f"METR-LA test window {w.index}: x {tuple(x.shape)}, {ei.shape[1]} edges; torch {torch.__version__}, "
-          f"{args.threads} thread(s)\n")
+          f"{args.device}: {where}\n")
     rows = []
     for name in args.models:
-        common = (name, args.hidden, args.window, args.data_root, args.threads, args.budget_mb)
+        common = (name, args.hidden, args.window, args.data_root, args.threads, args.budget_mb, args.device)
         j_ours, t_ours, m_ours, how, n_par = run_isolated("ours", *common)
         print(f"{name} ({n_par} parameters): ours ({how}) {t_ours:.1f} s, peak +{m_ours:.0f} MB", flush=True)
         j_ref, t_ref, m_ref, _, _ = run_isolated("baseline", *common)

@@ -87,16 +87,25 @@ def _git(*args: str) -> Optional[subprocess.CompletedProcess]:
         return None
 
 
+#: For a copy of the source tree without ``.git`` (e.g. synced to a GPU machine): the commit it was copied
+#: from and whether its package code had changes, as the copier knows them ("0" / "1").
+COMMIT_ENV, DIRTY_ENV = "STGNN_DIAG_GIT_COMMIT", "STGNN_DIAG_GIT_DIRTY"
+
+
 def _git_commit() -> Optional[str]:
     proc = _git("rev-parse", "HEAD")
-    return (proc.stdout.strip() or None) if proc is not None and proc.returncode == 0 else None
+    if proc is not None and proc.returncode == 0:
+        return proc.stdout.strip() or None
+    return os.environ.get(COMMIT_ENV) or None
 
 
 def _git_dirty() -> Optional[bool]:
     """Whether the package code differs from the commit (``git diff --quiet HEAD -- CODE_PATHS``);
-    None without git."""
+    outside a git checkout, ``$STGNN_DIAG_GIT_DIRTY``; None when neither tells."""
     proc = _git("diff", "--quiet", "HEAD", "--", *CODE_PATHS)
-    return None if proc is None else {0: False, 1: True}.get(proc.returncode)
+    if proc is not None and proc.returncode in (0, 1):
+        return proc.returncode == 1
+    return {"0": False, "1": True}.get(os.environ.get(DIRTY_ENV, ""))
 
 
 def environment() -> Dict[str, Any]:
@@ -139,6 +148,16 @@ def build(cfg: TrainConfig, budget: Budget, splits) -> ForecastModule:
           "window": cfg.window, "horizon": cfg.horizon, "seed": cfg.seed}
     return ForecastModule(model, splits.edge_index, splits.edge_weight, splits.scaler.mean, splits.scaler.std,
                           budget, steps_per_epoch=steps, covariates=covariates, hparams=hp)
+
+
+def _deterministic(accelerator: str):
+    """Lightning's ``deterministic`` for ``accelerator``: strict on CPU; ``"warn"`` elsewhere, because on
+    CUDA PyG's sum aggregation (``scatter_add_`` over [E, ...] messages) has no deterministic kernel and would
+    raise. cuBLAS gets the workspace setting it needs for deterministic products (before CUDA starts)."""
+    if accelerator == "cpu":
+        return True
+    os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
+    return "warn"
 
 
 def train(cfg: TrainConfig) -> Dict[str, Any]:
@@ -188,7 +207,7 @@ def train(cfg: TrainConfig) -> Dict[str, Any]:
         limit_val_batches=budget.limit_val_batches, gradient_clip_val=budget.grad_clip,
         accelerator=cfg.accelerator, devices=cfg.devices, strategy=cfg.strategy, num_nodes=cfg.num_nodes,
         callbacks=callbacks, logger=CSVLogger(out / LOGS, name="", version=attempt), enable_progress_bar=cfg.progress,
-        use_distributed_sampler=False, deterministic=True, enable_model_summary=False,
+        use_distributed_sampler=False, deterministic=_deterministic(cfg.accelerator), enable_model_summary=False,
         default_root_dir=out, num_sanity_val_steps=0,
         log_every_n_steps=max(1, min(50, module.steps_per_epoch)))
     env = environment()  # the code that trains is the code at the start, whatever is committed meanwhile

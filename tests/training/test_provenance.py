@@ -34,3 +34,20 @@ def test_docs_changes_are_not_dirty_code_changes_are(repo):
     assert train_mod._git_dirty() is True
     env = train_mod.environment()
     assert env["git_dirty"] is True and env["git_commit"] is not None
+
+
+def test_tree_without_git_takes_the_commit_from_the_environment(tmp_path, monkeypatch):
+    """A copy of the tree with no ``.git`` (synced to a GPU machine): the copier's commit and dirty flag."""
+    copy = tmp_path / "copy" / "stgnn_diag" / "training"
+    copy.mkdir(parents=True)
+    monkeypatch.setattr(train_mod, "__file__", str(copy / "train.py"))
+    monkeypatch.setenv("GIT_CEILING_DIRECTORIES", str(tmp_path))  # no enclosing repository is found
+    monkeypatch.delenv(train_mod.COMMIT_ENV, raising=False)
+    monkeypatch.delenv(train_mod.DIRTY_ENV, raising=False)
+    assert train_mod._git_commit() is None and train_mod._git_dirty() is None
+    monkeypatch.setenv(train_mod.COMMIT_ENV, "0123abc")
+    monkeypatch.setenv(train_mod.DIRTY_ENV, "0")
+    env = train_mod.environment()
+    assert env["git_commit"] == "0123abc" and env["git_dirty"] is False
+    monkeypatch.setenv(train_mod.DIRTY_ENV, "1")
+    assert train_mod._git_dirty() is True

@@ -58,7 +58,7 @@ def conv_terms(conv: nn.Module, edge_index, edge_weight: Optional[Tensor], n: in
             ei2, w2 = gcn_norm(ei, ew, n, conv.improved, conv.add_self_loops, conv.flow, dtype=torch.float64)
         else:
             ei2 = ei
-            w2 = ew if ew is not None else torch.ones(ei.size(1), dtype=torch.float64)
+            w2 = ew if ew is not None else torch.ones(ei.size(1), dtype=torch.float64, device=ei.device)
         if conv.flow != "source_to_target":
             ei2 = ei2.flip(0)
         return [(_dense_from_edges(ei2, w2, n, dtype), conv.lin.weight)], conv.bias

@@ -1,0 +1,275 @@
+"""Spend a time-limited GPU lease on the issue-#6 grids: bench units in parallel until a deadline, then pack.
+
+One GPU, a fixed number of minutes (a rented or lent machine). The script runs, in order:
+
+1. ``--jacobian``: ``benchmarks/bench_jacobian.py --device cuda`` (issue #4's timing), alone on the GPU.
+2. ``--speed``: ``benchmarks/bench_speed_cost.py --device cuda`` for our models, alone on the GPU.
+3. The training pool, until ``--deadline-s`` after the start:
+
+   * ``--paper-models`` (e.g. T&S (b) and (e)) on the authors' schedule (budget ``paper``). When the 150
+     epochs cannot finish before the deadline, a probe times one training step on the GPU first and the
+     schedule is shortened to the largest of ``EPOCH_MENU`` that fits (warm-up and cosine decay over the
+     shorter run; the budget label says ``paper+eE``: never mistaken for the full budget);
+   * ``--workers`` processes working through the ``cpu-15min`` units that are not done yet: Table 1
+     (``models/results/table1-cpu``, horizon 12, seeds 0-2) then the long horizon
+     (``models/results/horizon36-cpu``, horizon 36, seeds 0-1). The budget is a number of steps, so a unit
+     trained on the GPU follows the same schedule as one trained on the CPU; its result records the machine.
+     Every unit gets the learned node and time-of-day embeddings, as in ``grids/attention-embeddings.json``.
+
+   At the deadline every unit still training is interrupted (SIGINT: bench keeps its last checkpoint, so
+   ``stgnn-diag bench`` resumes it anywhere, on a CPU too).
+4. Packs what the run wrote into ``--out``: ``results.tar.gz`` (unit folders; checkpoints only of
+   unfinished units, plus ``last.ckpt`` of the paper-schedule units), the logs, ``gpu_batch.json``.
+
+Usage (on the GPU machine, from the repository root; ``$STGNN_DIAG_DATA`` points at the data)::
+
+    python benchmarks/gpu_batch.py --out OUT --deadline-s 480 --jacobian --speed \\
+        --paper-models tas_attn_none tas_attn_penalty --workers 4
+
+then, on the machine that keeps the repository: ``tar xzf OUT/results.tar.gz`` and
+``stgnn-diag bench --results models/results/table1-cpu --report-only --paper-rows``.
+``--dry-run`` lists the queue and exits.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import subprocess
+import sys
+import tarfile
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+VARIANTS = ["tas_attn_noresid", "tas_attn_none", "tas_attn_mask", "tas_attn_dropout", "tas_attn_penalty",
+            "tts_attn_noresid", "tts_attn_none", "tts_attn_mask", "tts_attn_dropout", "tts_attn_penalty"]
+#: (results folder, horizon, seeds) of the cpu-15min experiments, in the order they are worked on.
+EXPERIMENTS = [("models/results/table1-cpu", 12, (0, 1, 2)), ("models/results/horizon36-cpu", 36, (0, 1))]
+PAPER_RESULTS = "models/results/table1-paper"
+EPOCH_MENU = (150, 100, 80, 60, 50, 40, 30, 25, 20, 15, 10, 5)
+PAPER_STEPS_PER_EPOCH = 23974 // 128
+PAPER_VAL_STEPS = -(-3425 // 128)
+
+
+def _unit_dir(results: str, model: str, horizon: int, budget: str, seed: int) -> Path:
+    return REPO / results / f"{model}__dcrnn__h{horizon}__{budget}__s{seed}"
+
+
+def queue_units():
+    """The cpu-15min units without a ``result.json``: ``[(results, model, horizon, seed)]``, seed-major."""
+    todo = []
+    for results, horizon, seeds in EXPERIMENTS:
+        for seed in seeds:
+            for model in VARIANTS:
+                if not (_unit_dir(results, model, horizon, "cpu-15min", seed) / "result.json").exists():
+                    todo.append((results, model, horizon, seed))
+    return todo
+
+
+def bench_cmd(results: str, model: str, horizon: int, seed: int, budget: str, extra=(), accelerator="gpu"):
+    emb = [a for kv in ("node_embedding=true", "tod_embedding=288") for a in ("--set-for", model, kv)]
+    return [sys.executable, "-m", "stgnn_diag.cli", "bench", "--models", model, *emb, "--seeds", str(seed), "--budgets", budget, "--protocols", "dcrnn", "--horizons", str(horizon),
+            "--accelerator", accelerator, "--results", results, "--no-report", "--no-progress", *extra]
+
+
+def probe_step_seconds(model_name: str, batch: int = 128, steps: int = 30, device: str = "cuda",
+                       warmup: int = 10) -> float:
+    """Seconds per training step (forward, masked-MAE-like loss, backward, clip, AdamW) on ``device``."""
+    import torch
+
+    import stgnn_diag
+    from stgnn_diag.datasets import MetrLA
+
+    data = MetrLA()
+    ei, ew = data.edge_index.to(device), data.edge_weight.float().to(device)
+    torch.manual_seed(0)
+    model = stgnn_diag.create_model(model_name, n_nodes=data.n_nodes, horizon=12, window=12, exog_size=8,
+                                    node_embedding=True, tod_embedding=288).to(device)
+    opt = torch.optim.AdamW(model.parameters(), lr=2e-4)
+    x = torch.randn(batch, 12, data.n_nodes, 1, device=device)
+    u = torch.rand(batch, 12, data.n_nodes, 8, device=device)
+    y = torch.randn(batch, 12, data.n_nodes, 1, device=device)
+    sync = torch.cuda.synchronize if torch.device(device).type == "cuda" else (lambda: None)
+
+    def step():
+        loss = (model(x, ei, ew, u=u) - y).abs().mean()
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 5.0)
+        opt.step()
+
+    for _ in range(warmup):
+        step()
+    sync()
+    t0 = time.perf_counter()
+    for _ in range(steps):
+        step()
+    sync()
+    return (time.perf_counter() - t0) / steps
+
+
+def paper_epochs(step_s: float, seconds: float, slowdown: float) -> int:
+    """The largest of ``EPOCH_MENU`` whose training (``slowdown`` x the probed step, validation included)
+    fits in ``seconds``; 0 when none does."""
+    epoch_s = (PAPER_STEPS_PER_EPOCH + PAPER_VAL_STEPS / 3) * step_s * slowdown
+    return next((e for e in EPOCH_MENU if e * epoch_s <= seconds), 0)
+
+
+class Pool:
+    """Child processes, each in its own session (a signal reaches the whole process group)."""
+
+    def __init__(self, logs: Path):
+        self.logs, self.procs = logs, []
+
+    def start(self, name: str, cmd) -> None:
+        log = open(self.logs / f"{name}.log", "ab")
+        log.write((" ".join(cmd) + "\n").encode())
+        log.flush()
+        env = {**os.environ, "OMP_NUM_THREADS": "2"}  # many processes on one machine: no CPU oversubscription
+        p = subprocess.Popen(cmd, cwd=REPO, stdout=log, stderr=subprocess.STDOUT, start_new_session=True, env=env)
+        self.procs.append((name, p))
+
+    def running(self, prefix: str = "") -> int:
+        return sum(1 for n, p in self.procs if p.poll() is None and n.startswith(prefix))
+
+    def stop_all(self, grace_s: float) -> None:
+        for _, p in self.procs:
+            if p.poll() is None:
+                os.killpg(p.pid, signal.SIGINT)
+        end = time.time() + grace_s
+        while time.time() < end and self.running():
+            time.sleep(0.5)
+        for _, p in self.procs:
+            if p.poll() is None:
+                os.killpg(p.pid, signal.SIGKILL)
+                p.wait()
+
+    def report(self):
+        """``[{"name", "returncode"}]``: 0 done, 130 interrupted at the deadline, 1 failed (see the logs)."""
+        return [{"name": n, "returncode": p.returncode} for n, p in self.procs]
+
+
+def _timed(cmd, timeout_s: float, log: Path) -> dict:
+    t0 = time.time()
+    with open(log, "wb") as f:
+        try:
+            rc = subprocess.run(cmd, cwd=REPO, stdout=f, stderr=subprocess.STDOUT, timeout=timeout_s).returncode
+        except subprocess.TimeoutExpired:
+            rc = "timeout"
+    return {"cmd": " ".join(cmd[1:]), "returncode": rc, "seconds": round(time.time() - t0, 1)}
+
+
+def pack(out: Path, since: float, paper_units) -> None:
+    """``results.tar.gz``: files the run wrote under the results folders; checkpoints only where a unit
+    has no result yet, and ``last.ckpt`` of the paper-schedule units."""
+    def keep(path: Path) -> bool:
+        if path.stat().st_mtime < since:
+            return False
+        if "checkpoints" not in path.parts:
+            return True
+        unit = path.parents[2]
+        return (not (unit / "result.json").exists() and path.name == "last.ckpt") or (
+            path.name == "last.ckpt" and unit.name in paper_units)
+
+    folders = [REPO / r for r, _, _ in EXPERIMENTS] + [REPO / PAPER_RESULTS]
+    with tarfile.open(out / "results.tar.gz", "w:gz") as tar:
+        for folder in folders:
+            for path in sorted(folder.rglob("*")) if folder.exists() else []:
+                if path.is_file() and keep(path):
+                    tar.add(path, arcname=str(path.relative_to(REPO)))
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--out", required=True, help="folder for results.tar.gz, logs and gpu_batch.json")
+    p.add_argument("--deadline-s", type=float, required=True, help="stop training this long after the start")
+    p.add_argument("--workers", type=int, default=4, help="parallel cpu-15min units")
+    p.add_argument("--paper-models", nargs="*", default=[], help="models on the authors' schedule (seed 0)")
+    p.add_argument("--slowdown", type=float, default=2.5, help="assumed step-time factor of a paper unit in "
+                   "the shared pool (Lightning, data, other processes on the GPU) over the lone probe")
+    p.add_argument("--jacobian", action="store_true", help="run benchmarks/bench_jacobian.py --device cuda first")
+    p.add_argument("--speed", action="store_true", help="run benchmarks/bench_speed_cost.py --device cuda first")
+    p.add_argument("--probe-steps", type=int, default=30, help="timed steps of the paper-schedule probe")
+    p.add_argument("--accelerator", default="gpu", help="Lightning accelerator of the units (cpu: a smoke test)")
+    p.add_argument("--smoke", action="store_true", help="train a tiny unit on the accelerator first (one minute)")
+    p.add_argument("--dry-run", action="store_true", help="print the queue and exit")
+    args = p.parse_args(argv)
+    t_start = time.time()
+    queue = queue_units()
+    if args.dry_run:
+        print(f"{len(queue)} cpu-15min units to run:")
+        for u in queue:
+            print("  ", *u)
+        return 0
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    logs = Path(tempfile.mkdtemp(prefix="gpu_batch_logs_"))  # packed into one file: OUT keeps few files
+    summary = {"started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(t_start)), "phases": {}}
+    py = sys.executable
+    if args.jacobian:
+        summary["phases"]["jacobian"] = _timed(
+            [py, "benchmarks/bench_jacobian.py", "--device", "cuda", "--budget-mb", "1024"], 150,
+            out / "jacobian.txt")
+    if args.speed:
+        summary["phases"]["speed"] = _timed(
+            [py, "benchmarks/bench_speed_cost.py", "--device", "cuda", "--batch", "128", "--steps", "20",
+             "--warmup", "3", "--threads", "8", "--models", "tas_attn_penalty", "tts_attn_penalty", "paper_tas",
+             "--hidden-size", "32", *[a for m in ("tas_attn_*", "tts_attn_*") for kv in
+                                      ("node_embedding=true", "tod_embedding=288") for a in ("--set-for", m, kv)],
+             "--json", str(out / "speed_cost_gpu.json")], 120, out / "speed_cost.txt")
+    if args.smoke:  # the training path on this GPU and software stack, in a minute, before anything long
+        summary["phases"]["smoke"] = _timed(
+            [py, "-m", "stgnn_diag.cli", "bench", "--models", "tas_attn_penalty", "--budgets", "cpu-small",
+             "--max-epochs", "1", "--max-windows", "600", "--accelerator", args.accelerator, "--no-progress",
+             "--results", str(logs / "smoke")], 120, logs / "smoke.log")
+    pool = Pool(logs)
+    acc = args.accelerator
+    for i in range(min(args.workers, len(queue))):  # the workers start loading while the probe runs
+        pool.start(f"q{i:02d}_" + queue[i][1] + f"_h{queue[i][2]}_s{queue[i][3]}",
+                   bench_cmd(*queue[i], "cpu-15min", accelerator=acc))
+    queue = queue[args.workers:]
+    paper_units = set()
+    if args.paper_models:
+        step_s = probe_step_seconds(args.paper_models[0], steps=args.probe_steps, warmup=min(10, args.probe_steps),
+                                    device="cuda" if acc == "gpu" else "cpu")
+        left = args.deadline_s - (time.time() - t_start) - 75  # start-up, the test pass, the interrupt grace
+        epochs = paper_epochs(step_s, left, args.slowdown)
+        summary["paper_probe"] = {"model": args.paper_models[0], "step_s": round(step_s, 5),
+                                  "seconds_left": round(left), "slowdown": args.slowdown, "epochs": epochs}
+        extra = [] if epochs == 150 else ["--max-epochs", str(epochs)]
+        label = "paper" if epochs == 150 else f"paper+e{epochs}"
+        for m in args.paper_models if epochs else []:
+            paper_units.add(f"{m}__dcrnn__h12__{label}__s0")
+            pool.start(f"paper_{m}", bench_cmd(PAPER_RESULTS, m, 12, 0, "paper", extra, accelerator=acc))
+    n_paper = len(paper_units)
+    while time.time() - t_start < args.deadline_s:
+        if pool.running() - pool.running("paper_") < args.workers and queue and \
+                args.deadline_s - (time.time() - t_start) > 60:
+            results, model, horizon, seed = queue.pop(0)
+            pool.start(f"q{len(pool.procs) - n_paper:02d}_{model}_h{horizon}_s{seed}",
+                       bench_cmd(results, model, horizon, seed, "cpu-15min", accelerator=acc))
+        elif not pool.running():
+            break
+        time.sleep(1.0)
+    pool.stop_all(grace_s=20)
+    summary["units"] = pool.report()
+    summary["not_started"] = [list(u) for u in queue]
+    pack(out, t_start, paper_units)
+    with tarfile.open(out / "logs.tar.gz", "w:gz") as tar:
+        tar.add(logs, arcname="logs")
+    for name in ("jacobian.txt", "speed_cost.txt"):  # the figures, in the command's output too
+        if (out / name).exists():
+            print(f"== {name}\n" + (out / name).read_text()[-4000:])
+    if (logs / "smoke.log").exists():
+        print("== smoke.log (end)\n" + (logs / "smoke.log").read_text()[-1500:])
+    summary["seconds"] = round(time.time() - t_start, 1)
+    (out / "gpu_batch.json").write_text(json.dumps(summary, indent=1))
+    print(json.dumps({**summary, "not_started": len(queue)}, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
