@@ -128,6 +128,15 @@ def machine_info(accelerator: str = "cpu") -> Dict[str, Any]:
             "gpus": gpus, "accelerator": accelerator, "uses_gpu": uses_gpu, "summary": summary}
 
 
+def _with_attempts(machine: Dict[str, Any], attempts: Optional[List[Dict[str, Any]]]) -> Dict[str, Any]:
+    """``machine`` (where the unit finished), its summary extended when the training attempts ran on several
+    devices (a run trained on a GPU and completed on a CPU says so in every table)."""
+    used = [a.get("device", "unrecorded") for a in attempts or []]
+    if len(set(used)) <= 1:
+        return machine
+    return {**machine, "summary": f"{machine['summary']}; trained in attempts on {' then '.join(used)}"}
+
+
 def _now() -> str:
     return _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat()
 
@@ -309,6 +318,7 @@ def run_unit(unit: Unit, results_dir: Union[str, Path], *, data_root=None, accel
         run_part = {"metrics": metrics["metrics"], "windows": metrics["windows"], "parameters": metrics["parameters"],
                     "train_time_s": metrics["train_time_s"], "epochs": metrics.get("epochs"),
                     "global_steps": metrics.get("global_steps"), "resumed": bool(resumed or metrics.get("resumed")),
+                    "train_time_complete": metrics.get("train_time_complete"), "attempts": metrics.get("attempts"),
                     "environment": metrics.get("environment") or environment(), "run_dir": RUN_DIR}
         if budget_resolved:
             run_part["budget_resolved"] = budget_resolved
@@ -334,7 +344,8 @@ def run_unit(unit: Unit, results_dir: Union[str, Path], *, data_root=None, accel
         **run_part,
         "wall_time_s": round(wall, 1), "peak_memory": peak, "environment": env,
         "git_commit": env.get("git_commit"), "git_dirty": env.get("git_dirty"),
-        "machine": machine_info(accelerator), "accelerator": accelerator, "devices": devices,
+        "machine": _with_attempts(machine_info(accelerator), run_part.get("attempts")),
+        "accelerator": accelerator, "devices": devices,
         "isolated": isolated, "finished_at": _now(),
     }
     from .. import __version__

@@ -9,11 +9,14 @@ that was redone), the rows of the latest attempt win.
 from __future__ import annotations
 
 import csv
+import json
 import shutil
 from pathlib import Path
-from typing import List
+from typing import Any, Dict, List
 
 LOGS = "logs"
+#: Per attempt: where and how long it trained (``logs/attempt<k>/attempt.json``).
+ATTEMPT_JSON = "attempt.json"
 
 
 def next_attempt(out_dir: Path, resume: bool) -> str:
@@ -25,10 +28,28 @@ def next_attempt(out_dir: Path, resume: bool) -> str:
     return f"attempt{len(done)}"
 
 
+def _attempt_index(path: Path) -> int:
+    return int(path.name[len("attempt"):])
+
+
+def write_attempt(out_dir: Path, attempt: str, info: Dict[str, Any]) -> None:
+    """Record one attempt (device, environment, fit seconds, last step) in ``logs/<attempt>/attempt.json``."""
+    folder = Path(out_dir) / LOGS / attempt
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / ATTEMPT_JSON).write_text(json.dumps({"attempt": attempt, **info}, indent=1, default=str))
+
+
+def read_attempts(out_dir: Path) -> List[Dict[str, Any]]:
+    """Every attempt of the run, in order; one without a record reads ``{"attempt": name, "recorded": False}``."""
+    folders = sorted((Path(out_dir) / LOGS).glob("attempt*"), key=_attempt_index)
+    return [json.loads((f / ATTEMPT_JSON).read_text()) if (f / ATTEMPT_JSON).exists()
+            else {"attempt": f.name, "recorded": False} for f in folders]
+
+
 def merge_attempt_logs(out_dir: Path, target: Path) -> Path:
     """Write the merged per-epoch log of every attempt under ``out_dir/logs`` into ``target``."""
     files: List[Path] = sorted((Path(out_dir) / LOGS).glob("attempt*/metrics.csv"),
-                               key=lambda p: int(p.parent.name[len("attempt"):]))
+                               key=lambda p: _attempt_index(p.parent))
     rows_by_attempt = []
     fields: List[str] = []
     for f in files:

@@ -23,7 +23,7 @@ from ..nn import DiagonalSchedule
 from .ddp_check import RankAgreement
 from .evaluate import predict_split, score
 from .module import COVARIATES, ForecastModule
-from .logs import LOGS, merge_attempt_logs, next_attempt
+from .logs import LOGS, merge_attempt_logs, next_attempt, read_attempts, write_attempt
 from .plots import plot_loss_curve
 from .quiet import quiet_lightning
 from .run_dir import CHECKPOINTS, CONFIG_JSON, METRICS_JSON, last_checkpoint, prepare_run_dir, write_json
@@ -160,6 +160,13 @@ def _deterministic(accelerator: str):
     return "warn"
 
 
+def _device_name(accelerator: str) -> str:
+    """``"cpu"`` or ``"cuda (<GPU name>)"``: where this attempt trains."""
+    if accelerator != "cpu" and torch.cuda.is_available():
+        return f"cuda ({torch.cuda.get_device_name(0)})"
+    return "cpu"
+
+
 def train(cfg: TrainConfig) -> Dict[str, Any]:
     """Train ``cfg.model``, checkpoint every epoch (and every few steps), test the last model.
 
@@ -211,11 +218,21 @@ def train(cfg: TrainConfig) -> Dict[str, Any]:
         default_root_dir=out, num_sanity_val_steps=0,
         log_every_n_steps=max(1, min(50, module.steps_per_epoch)))
     env = environment()  # the code that trains is the code at the start, whatever is committed meanwhile
-    t0 = time.perf_counter()
-    trainer.fit(module, datamodule=WindowDataModule(splits, budget.batch_size, seed=cfg.seed), ckpt_path=resume_from)
-    train_time = time.perf_counter() - t0
+    device = _device_name(cfg.accelerator)
+    t0, finished = time.perf_counter(), False
+    try:
+        trainer.fit(module, datamodule=WindowDataModule(splits, budget.batch_size, seed=cfg.seed),
+                    ckpt_path=resume_from)
+        finished = not trainer.interrupted
+    finally:  # an interrupted attempt is recorded too: a resumed run adds up the time of all its attempts
+        train_time = time.perf_counter() - t0
+        if trainer.global_rank == 0:
+            write_attempt(out, attempt, {"device": device, "fit_s": round(train_time, 1),
+                                         "end_step": trainer.global_step, "finished": finished, "environment": env})
     if trainer.global_rank != 0:
         return {}
+    attempts = read_attempts(out)
+    fit_times = [a.get("fit_s") for a in attempts]
     pred = predict_split(module, splits, "test", batch_size=max(budget.batch_size, 64), progress=cfg.progress)
     result = {
         "model": cfg.model, "protocol": cfg.protocol, "horizon": cfg.horizon, "budget": cfg.budget,
@@ -223,7 +240,9 @@ def train(cfg: TrainConfig) -> Dict[str, Any]:
         "metrics": score(pred, splits.test, cfg.horizon),
         "parameters": sum(p.numel() for p in module.model.parameters()),
         "epochs": trainer.current_epoch, "global_steps": trainer.global_step,
-        "train_time_s": round(train_time, 1), "resumed": resume_from is not None,
+        # all attempts' fit time; when an earlier attempt left no record, this attempt's alone (flagged)
+        "train_time_s": round(sum(fit_times) if None not in fit_times else train_time, 1),
+        "train_time_complete": None not in fit_times, "attempts": attempts, "resumed": resume_from is not None,
         "ranks": agreement.report,
         "environment": env, "config": config,
     }

@@ -188,3 +188,16 @@ def test_isolated_units_run_in_their_own_process(tiny_grid, tmp_path, metr_la_ro
     assert res["metrics"] == in_process["metrics"]
     err = json.loads((tmp_path / bad.unit_id / "error.json").read_text())
     assert "no_such_option" in err["error"] and not (tmp_path / bad.unit_id / RESULT_JSON).exists()
+
+
+def test_machine_summary_names_every_device_a_unit_trained_on():
+    from stgnn_diag.bench.runner import _with_attempts
+
+    cpu = {"summary": "x86_64, 2 CPU cores, CPU only", "gpus": []}
+    assert _with_attempts(cpu, None) == cpu
+    assert _with_attempts(cpu, [{"device": "cpu"}, {"device": "cpu"}]) == cpu
+    mixed = _with_attempts(cpu, [{"device": "cuda (NVIDIA H200)"}, {"device": "cpu"}])
+    assert mixed["summary"] == "x86_64, 2 CPU cores, CPU only; trained in attempts on cuda (NVIDIA H200) then cpu"
+    assert cpu["summary"] == "x86_64, 2 CPU cores, CPU only"  # the input is not changed
+    unrecorded = _with_attempts(cpu, [{"attempt": "attempt0", "recorded": False}, {"device": "cpu"}])
+    assert unrecorded["summary"].endswith("trained in attempts on unrecorded then cpu")

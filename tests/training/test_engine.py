@@ -103,12 +103,11 @@ def test_nan_loss_stops_with_a_clear_error(tmp_path, metr_la_root):
         module.training_step(batch, 0)
 
 
-def test_killed_mid_epoch_then_resumed(tmp_path, metr_la_root):
-    """SIGKILL a real training process after its first mid-epoch checkpoint, then --resume it."""
-    out = tmp_path / "killed"
+def _train_until_checkpoint_then(sig, out, root):
+    """Start a real training process, send it ``sig`` after its first mid-epoch checkpoint; its argv."""
     args = [sys.executable, "-m", "stgnn_diag.cli", "train", "--model", "tts_attn_none", "--out", str(out),
-            "--data-root", str(metr_la_root), "--max-windows", "800", "--max-epochs", "2", "--batch-size", "8",
-            "--limit-train-batches", "40", "--limit-val-batches", "2", "--hidden-size", "8",
+            "--data-root", str(root), "--max-windows", "800", "--max-epochs", "2",
+            "--batch-size", "8", "--limit-train-batches", "40", "--limit-val-batches", "2", "--hidden-size", "8",
             "--set", "heads=2", "--set", "temporal_layers=1", "--set", "spatial_layers=1",
             "--no-progress", "--no-baselines"]
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
@@ -119,10 +118,17 @@ def test_killed_mid_epoch_then_resumed(tmp_path, metr_la_root):
         time.sleep(0.2)
     time.sleep(0.5)
     assert proc.poll() is None, "training finished before it could be interrupted"
-    os.kill(proc.pid, signal.SIGKILL)
+    os.kill(proc.pid, sig)
     proc.wait()
+    return args, env
+
+
+def test_killed_mid_epoch_then_resumed(tmp_path, metr_la_root):
+    """SIGKILL a real training process after its first mid-epoch checkpoint, then --resume it."""
+    out = tmp_path / "killed"
+    args, env = _train_until_checkpoint_then(signal.SIGKILL, out, metr_la_root)
     assert not (out / "metrics.json").exists()
-    step_at_kill = torch.load(ckpt, weights_only=False)["global_step"]
+    step_at_kill = torch.load(out / "checkpoints" / "last.ckpt", weights_only=False)["global_step"]
     assert 0 < step_at_kill < 80
     done = subprocess.run(args + ["--resume"], env=env, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-2000:]
@@ -133,6 +139,26 @@ def test_killed_mid_epoch_then_resumed(tmp_path, metr_la_root):
     assert not list((out / "checkpoints").glob("last-v*.ckpt"))
     from stgnn_diag.training.plots import read_epoch_log
     assert read_epoch_log(out / "metrics.csv")["epoch"] == [1, 2]  # both epochs, across the two attempts
+    # the killed attempt left no record: the training time is the resumed attempt's alone, and says so
+    first, second = result["attempts"]
+    assert first == {"attempt": "attempt0", "recorded": False}
+    assert second["attempt"] == "attempt1" and second["device"] == "cpu" and second["finished"] is True
+    assert result["train_time_complete"] is False and result["train_time_s"] == second["fit_s"]
+
+
+def test_ctrl_c_then_resumed_adds_up_both_attempts(tmp_path, metr_la_root):
+    """SIGINT (Ctrl-C): Lightning shuts down, the attempt is recorded; the resumed run's time is the sum."""
+    out = tmp_path / "interrupted"
+    args, env = _train_until_checkpoint_then(signal.SIGINT, out, metr_la_root)
+    first = json.loads((out / "logs" / "attempt0" / "attempt.json").read_text())
+    assert first["finished"] is False and 0 < first["end_step"] < 80 and first["fit_s"] > 0
+    assert first["environment"]["torch"] == torch.__version__
+    done = subprocess.run(args + ["--resume"], env=env, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    result = json.loads((out / "metrics.json").read_text())
+    assert [a["finished"] for a in result["attempts"]] == [False, True]
+    assert result["train_time_complete"] is True
+    assert result["train_time_s"] == pytest.approx(sum(a["fit_s"] for a in result["attempts"]), abs=0.11)
 
 
 def test_ddp_two_cpu_processes_agree(tmp_path, metr_la_root):
