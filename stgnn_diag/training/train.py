@@ -233,6 +233,8 @@ def train(cfg: TrainConfig) -> Dict[str, Any]:
         return {}
     attempts = read_attempts(out)
     fit_times = [a.get("fit_s") for a in attempts]
+    if device != "cpu":  # Lightning's teardown left the module on the CPU: test where it trained
+        module.to("cuda")
     pred = predict_split(module, splits, "test", batch_size=max(budget.batch_size, 64), progress=cfg.progress)
     result = {
         "model": cfg.model, "protocol": cfg.protocol, "horizon": cfg.horizon, "budget": cfg.budget,
