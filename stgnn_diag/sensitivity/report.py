@@ -5,8 +5,8 @@ Usage::
     STGNN_DIAG_DATA=../shared/data python -m stgnn_diag.sensitivity.report --out docs/sensitivity
 
 Models: the five T&S variants of the diagonal-sink paper and their TTS counterparts (hidden 32 by
-default). Weights: a checkpoint ``<checkpoints>/<model>-*/checkpoints/last.ckpt`` when
-``--checkpoints`` names a folder of training runs (``stgnn-diag train`` writes them), otherwise a
+default). Weights: the first checkpoint of the model in the ``--checkpoints`` folders (``stgnn-diag train``
+runs ``<model>-*/checkpoints/last.ckpt`` or ``stgnn-diag bench`` units ``<model>__*/run/checkpoints/last.ckpt``), otherwise a
 brief built-in training (``--train-steps``, default 100 steps of batch 16; 0 = untrained). The
 README states which was used. Everything is seeded; on CPU the numbers are reproducible.
 """
@@ -34,7 +34,10 @@ def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--out", default="docs/sensitivity")
     p.add_argument("--data-root")
-    p.add_argument("--checkpoints", help="folder of training runs <model>-*/checkpoints/last.ckpt to use if present")
+    p.add_argument("--checkpoints", nargs="+", metavar="FOLDER",
+                   help="folders of training runs (<model>-*/checkpoints/last.ckpt) or bench results "
+                        "(<model>__*/run/checkpoints/last.ckpt), searched in order; a model found in none is "
+                        "briefly trained")
     p.add_argument("--train-steps", type=int, default=100, help="brief training for models without a checkpoint")
     p.add_argument("--hidden-size", type=int, default=32)
     p.add_argument("--arrangements", nargs="+", default=["tas_attn", "tts_attn"])

@@ -10,7 +10,10 @@ def short_source(src: str) -> str:
         steps = src.split(":")[1].split("AdamW")[0].strip()
         loss = src.rsplit("loss", 1)[1].split("(")[0].strip()
         return f"{steps} steps, loss {loss}"
-    return "checkpoint" if src.startswith("checkpoint") else "untrained"
+    if src.startswith("checkpoint"):  # a bench unit folder <model>__<protocol>__h<H>__<budget label>__s<seed>
+        unit = next((c for c in src.split("`")[1].split("/") if c.count("__") >= 3), None) if "`" in src else None
+        return "checkpoint" if unit is None else "checkpoint, " + " ".join(unit.split("__")[-2:])
+    return "untrained"
 
 
 def fmt(v, nd=3) -> str:

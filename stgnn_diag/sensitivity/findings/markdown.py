@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from typing import Callable, Dict, List
 
+from .formatting import short_source
 from .section_attention import write_attention_section
 from .section_hops import write_hops_section
 from .section_summary import write_summary_section, write_toolkit_section
@@ -45,17 +46,23 @@ def write_setup(add: Callable[[str], None], r: Dict[str, dict], args, seconds: f
         "test windows. Sensor graph: DCRNN adjacency, `edge_index[0]` = source; hop distances ignore direction "
         "(the diffusion convolution passes messages both ways). One sensor (index 26) has no edge to any other: "
         "its 412 ordered pairs have infinite hop distance and form the `unreachable` row of the profiles.")
-    add(f"- Models: zoo entries {', '.join('`' + n + '`' for n in r)}, hidden size {args.hidden_size}, "
+    width = ("the width, embeddings and covariates stored in each checkpoint (weights column of section 1), "
+             f"hidden size {args.hidden_size} without covariates for a model without one"
+             if any(k.startswith("checkpoint") for k in kinds) else f"hidden size {args.hidden_size}, no covariates")
+    add(f"- Models: zoo entries {', '.join('`' + n + '`' for n in r)}, {width}; "
         "3 temporal + 3 graph sub-layers each (T&S: interleaved; TTS: all temporal first), 4 heads, "
-        "diffusion convolution (K = 2, both directions), no covariates.")
+        "diffusion convolution (K = 2, both directions).")
     if any(k.startswith("checkpoint") for k in kinds):
-        add("- Weights: " + ", ".join(kinds) + " (per model in the table of section 1).")
+        used = sorted({short_source(v["source"]) for v in r.values()})
+        add("- Weights: " + ", ".join(used) + " (per model in the weights column of section 1; the checkpoint "
+            "paths and architectures are in `results.json`).")
     else:
         add("- Weights: " + ", ".join(kinds) + (f" ({args.train_steps} AdamW steps of 16 random training windows, "
             "lr 3e-3, masked MAE, seed " + str(args.seed) + ")" if args.train_steps > 0 else "")
             + ". This is **far from trained** (the paper trains 150 epochs): the attention figures show where "
             "a short run starts to go, not the converged models of PAPER.md's Figure 1. Rerun with "
-            "`--checkpoints runs/` after `stgnn-diag train` to analyse trained models.")
+            "`--checkpoints models/results/table1-cpu` (bench units) or a folder of `stgnn-diag train` runs to analyse "
+            "trained models.")
     add("- Jacobians: `spatiotemporal_jacobian` (structured sparse forward mode, exact; checked against "
         "`torch.autograd.functional.jacobian` in the tests), Frobenius block norms; lag 0 = the most recent "
         "input step.\n")

@@ -11,6 +11,7 @@ import torch
 from ...nn import TemporalAttention
 from ..analysis import analyze_window
 from ..attention import attention_diagnostics
+from ..data import exog_for
 from ..paths import path_bounds, path_norm_summary
 from .models import get_model, test_mae
 
@@ -92,9 +93,9 @@ def measure_models(args, ds, splits) -> Tuple[Dict[str, dict], Dict[str, tuple]]
         for var in args.variants:
             name = f"{arch}_{var}"
             model, source = get_model(name, args, splits)
-            u = None
+            u = exog_for(model, w["u"])  # a checkpoint trained with covariates takes them; None otherwise
             res = analyze_window(model, x, ei, ew, u, directed=False, hidden=True, progress=not args.no_progress)
-            att = attention_diagnostics(model, batch["x"], ei, ew)
+            att = attention_diagnostics(model, batch["x"], ei, ew, u=exog_for(model, batch["u"]))
             paths = layer_paths(model, x, ei, ew, u, nodes)
             analyses[name] = (res, att)
             means = [float(np.nanmean(res.profile.mean[i].numpy())) for i, hv in enumerate(res.profile.hops)

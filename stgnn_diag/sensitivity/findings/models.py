@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import glob
 from pathlib import Path
-from typing import List
+from typing import List, Optional, Sequence
 
 import numpy as np
 import torch
@@ -60,13 +60,28 @@ def test_mae(model, splits, n_windows: int = 256) -> float:
     return err / max(cnt, 1.0)
 
 
+def find_checkpoint(name: str, folders: Sequence[str]) -> Optional[str]:
+    """The first ``last.ckpt`` of model ``name`` in ``folders``, searched in order: a ``stgnn-diag train`` run
+    ``<name>-*/checkpoints/`` or a ``stgnn-diag bench`` unit ``<name>__*/run/checkpoints/`` (sorted, so the
+    lowest seed of a results folder comes first); None when there is none."""
+    for folder in folders:
+        for pattern in (f"{name}-*/checkpoints/last.ckpt", f"{name}__*/run/checkpoints/last.ckpt"):
+            found = sorted(glob.glob(str(Path(folder) / pattern)))
+            if found:
+                return found[0]
+    return None
+
+
 def get_model(name: str, args, splits) -> (torch.nn.Module, str):
     """The model and a one-line description of where its weights come from."""
-    if args.checkpoints:
-        found = sorted(glob.glob(str(Path(args.checkpoints) / f"{name}-*" / "checkpoints" / "last.ckpt")))
-        if found:
-            model, _ = build_model(name, found[0], n_nodes=splits.n_nodes)
-            return model, f"checkpoint `{found[0]}`"
+    folders = [args.checkpoints] if isinstance(args.checkpoints, str) else (args.checkpoints or [])
+    path = find_checkpoint(name, folders)
+    if path is not None:
+        model, info = build_model(name, path, n_nodes=splits.n_nodes)
+        k = info["kwargs"]
+        return model, (f"checkpoint `{path}` (hidden {k.get('hidden_size', 'default')}, {k.get('exog_size', 0)} "
+                       f"covariate channels, node embedding {bool(k.get('node_embedding'))}, time-of-day embedding "
+                       f"{k.get('tod_embedding') or 'none'})")
     torch.manual_seed(args.seed)
     model = create_model(name, n_nodes=splits.n_nodes, hidden_size=args.hidden_size)
     losses = brief_train(model, splits, args.train_steps, seed=args.seed, progress=not args.no_progress)

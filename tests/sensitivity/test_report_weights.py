@@ -1,0 +1,30 @@
+"""Where the findings report takes each model's weights from: train runs or bench units, in folder order."""
+from stgnn_diag.sensitivity.findings import short_source
+from stgnn_diag.sensitivity.findings.models import find_checkpoint
+
+
+def _ckpt(path):
+    path.parent.mkdir(parents=True)
+    path.write_bytes(b"")
+    return str(path)
+
+
+def test_find_checkpoint_takes_train_runs_and_bench_units_in_folder_order(tmp_path):
+    runs, bench, other = tmp_path / "runs", tmp_path / "bench", tmp_path / "other"
+    s1 = _ckpt(bench / "tts_attn_none__dcrnn__h12__cpu-15min__s1" / "run" / "checkpoints" / "last.ckpt")
+    s0 = _ckpt(bench / "tts_attn_none__dcrnn__h12__cpu-15min__s0" / "run" / "checkpoints" / "last.ckpt")
+    run = _ckpt(runs / "tas_attn_none-2026" / "checkpoints" / "last.ckpt")
+    _ckpt(bench / "tas_attn_noresid__dcrnn__h12__cpu-15min__s0" / "run" / "checkpoints" / "last.ckpt")
+    assert find_checkpoint("tts_attn_none", [str(bench)]) == s0 != s1          # lowest seed first
+    assert find_checkpoint("tas_attn_none", [str(bench), str(runs)]) == run   # not tas_attn_noresid's
+    assert find_checkpoint("tts_attn_none", [str(other), str(runs), str(bench)]) == s0
+    assert find_checkpoint("tts_attn_mask", [str(bench), str(runs)]) is None
+
+
+def test_short_source_names_the_bench_unit():
+    src = "checkpoint `models/results/table1-paper/tas_attn_none__dcrnn__h12__paper+e20__s0/run/checkpoints/last.ckpt` (hidden 64)"
+    assert short_source(src) == "checkpoint, paper+e20 s0"
+    assert short_source("checkpoint `runs/tas_attn_none-1/checkpoints/last.ckpt` (hidden 32)") == "checkpoint"
+    assert short_source("untrained (seeded initialisation)") == "untrained"
+    assert short_source("brief training: 100 AdamW steps of 16 windows (lr 3e-3), last-20-step loss 0.215 "
+                        "(scaled MAE)") == "100 steps, loss 0.215"
