@@ -89,6 +89,7 @@ class Row:
     rss_exact: bool
     cuda_max_allocated_mb: Optional[float]
     resumed: bool
+    train_time_partial: bool
     overrides: Dict[str, Any]
     model_overrides: Dict[str, Any]
     budget_resolved: Optional[Dict[str, Any]]
@@ -150,6 +151,16 @@ class Table:
             out[c] = {m for v, m in vals if lo is not None and v == lo}
         return out
 
+
+
+def _environments(results: List[Dict[str, Any]]) -> List[Dict[str, Any]]:
+    """The code provenance of each result and of every recorded training attempt in it (a unit trained under
+    one commit and resumed under another names both)."""
+    envs = []
+    for r in results:
+        envs.append({"git_commit": r.get("git_commit"), "git_dirty": r.get("git_dirty")})
+        envs += [a["environment"] for a in r.get("attempts") or [] if isinstance(a.get("environment"), dict)]
+    return envs
 
 def collect(results_dir: Union[str, Path]) -> List[Dict[str, Any]]:
     """Every ``<results_dir>/<unit id>/result.json``, sorted by unit id.
@@ -224,11 +235,13 @@ def aggregate(results: Iterable[Dict[str, Any]]) -> List[Row]:
             train_time_s=summarize(times) if times else None, peak_rss_mb=max(rss) if rss else None,
             rss_exact=bool(rss) and all(r["peak_memory"].get("rss_exact") for r in rs),
             cuda_max_allocated_mb=max(cuda) if cuda else None, resumed=any(r.get("resumed") for r in rs),
+            # a resumed unit whose earlier attempts left no record of their time (older results: none did)
+            train_time_partial=any(r.get("resumed") and not r.get("train_time_complete") for r in rs),
             overrides=dict(rs[0].get("overrides") or {}), model_overrides=dict(rs[0].get("model_overrides") or {}),
             budget_resolved=rs[0].get("budget_resolved"),
             machines=sorted({(r.get("machine") or {}).get("summary", "unknown machine") for r in rs}),
-            git_commits=sorted({str(r.get("git_commit"))[:10] for r in rs if r.get("git_commit")}),
-            git_dirty=any(r.get("git_dirty") for r in rs), unit_ids=[r["unit_id"] for r in rs]))
+            git_commits=sorted({str(e.get("git_commit"))[:10] for e in _environments(rs) if e.get("git_commit")}),
+            git_dirty=any(e.get("git_dirty") for e in _environments(rs)), unit_ids=[r["unit_id"] for r in rs]))
     rows.sort(key=lambda r: (r.protocol, r.horizon, r.window, r.budget_label, _order(r.model, r.kind)))
     return rows
 

@@ -100,8 +100,8 @@ def table_markdown(table: Table, *, digits: int = 3, paper: bool = False) -> str
         for c in cols:
             s = r.metrics[c].format(digits)
             cells.append(f"**{s}**" if r.model in best.get(c, ()) else s)
-        t = "—" if r.train_time_s is None else f"{r.train_time_s.mean:.1f}" + ("†" if r.resumed else "")
-        any_resumed |= r.resumed
+        t = "—" if r.train_time_s is None else f"{r.train_time_s.mean:.1f}" + ("†" if r.train_time_partial else "")
+        any_resumed |= r.train_time_partial
         if r.peak_rss_mb is None:
             mem = "—"
         else:
@@ -115,7 +115,8 @@ def table_markdown(table: Table, *, digits: int = 3, paper: bool = False) -> str
     notes = ["train s: Lightning fit time (mean over seeds); peak RSS: the process's peak resident memory "
              "(see `peak_memory` in the result files)."]
     if any_resumed:
-        notes.append("†: at least one seed was resumed; its training time counts only the part after resuming.")
+        notes.append("†: at least one seed was resumed and its earlier attempts left no record of their time; the "
+                     "training time counts only the part after resuming.")
     if any_bound:
         notes.append("≤: run in-process after other units; the process's high-water mark is an upper bound "
                      "(`--isolate` measures each unit alone).")

@@ -109,3 +109,19 @@ def test_collect_reads_only_result_files(tmp_path):
         collect(tmp_path)
     with pytest.raises(FileNotFoundError):
         collect(tmp_path / "missing")
+
+
+def test_resumed_units_name_every_commit_and_flag_only_unrecorded_training_time():
+    first = {"attempt": "attempt0", "device": "cuda (NVIDIA H200)", "fit_s": 400.0,
+             "environment": {"git_commit": "aaaaaaaaaaaa", "git_dirty": False}}
+    second = {"attempt": "attempt1", "device": "cpu", "fit_s": 1.0,
+              "environment": {"git_commit": "bbbbbbbbbbbb", "git_dirty": False}}
+    complete = make_result("tas_attn_none", 0, {"mae@12": 4.0})
+    complete.update(resumed=True, train_time_complete=True, attempts=[first, second], git_commit="bbbbbbbbbbbb")
+    [row] = aggregate([complete])
+    assert row.resumed and not row.train_time_partial
+    assert row.git_commits == ["aaaaaaaaaa", "bbbbbbbbbb"] and row.git_dirty is False
+    older = make_result("tas_attn_none", 1, {"mae@12": 4.1})
+    older.update(resumed=True)  # written before attempts were recorded
+    [row] = aggregate([complete, older])
+    assert row.train_time_partial
