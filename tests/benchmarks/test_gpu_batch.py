@@ -1,0 +1,64 @@
+"""benchmarks/gpu_batch.py: the shortened schedule it picks, the queue it skips, and what it packs."""
+import importlib.util
+import os
+import tarfile
+import time
+from pathlib import Path
+
+_spec = importlib.util.spec_from_file_location(
+    "gpu_batch", Path(__file__).resolve().parents[2] / "benchmarks" / "gpu_batch.py")
+gpu_batch = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(gpu_batch)
+
+
+def test_paper_epochs_is_the_largest_menu_entry_that_fits():
+    steps = gpu_batch.PAPER_STEPS_PER_EPOCH + gpu_batch.PAPER_VAL_STEPS / 3
+    epoch_s = steps * 0.01 * 2.0  # 10 ms a step, twice slower in the pool
+    assert gpu_batch.paper_epochs(0.01, 150 * epoch_s, 2.0) == 150
+    assert gpu_batch.paper_epochs(0.01, 149 * epoch_s, 2.0) == 100
+    assert gpu_batch.paper_epochs(0.01, 24 * epoch_s, 2.0) == 20
+    assert gpu_batch.paper_epochs(0.01, 4 * epoch_s, 2.0) == 0
+
+
+def _touch(path: Path, text: str = "x") -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    return path
+
+
+def test_queue_skips_done_units_and_pack_keeps_only_resumable_checkpoints(tmp_path, monkeypatch):
+    monkeypatch.setattr(gpu_batch, "REPO", tmp_path)
+    t1 = "models/results/table1-cpu"
+    done = tmp_path / t1 / "tas_attn_none__dcrnn__h12__cpu-15min__s0"
+    _touch(done / "result.json")
+    queue = gpu_batch.queue_units()
+    assert (t1, "tas_attn_none", 12, 0) not in queue and (t1, "tas_attn_mask", 12, 0) in queue
+    assert len(queue) == 10 * 3 + 10 * 2 - 1 and queue[0] == (t1, "tas_attn_noresid", 12, 0)
+
+    old = _touch(tmp_path / t1 / "old_unit" / "result.json")
+    since = time.time() - 1
+    os.utime(old, (since - 100, since - 100))  # written before the lease: not packed
+    _touch(done / "result.json", "new")
+    _touch(done / "run" / "checkpoints" / "last.ckpt")                # finished unit: checkpoint dropped
+    partial = tmp_path / t1 / "tts_attn_none__dcrnn__h12__cpu-15min__s0"
+    _touch(partial / "run" / "config.json")
+    _touch(partial / "run" / "checkpoints" / "last.ckpt")             # unfinished: kept, to resume
+    _touch(partial / "run" / "checkpoints" / "epoch000.ckpt")         # per-epoch copies: dropped
+    paper = tmp_path / gpu_batch.PAPER_RESULTS / "tas_attn_none__dcrnn__h12__paper+e20__s0"
+    _touch(paper / "result.json")
+    _touch(paper / "run" / "checkpoints" / "last.ckpt")               # paper-schedule weights: kept
+    out = tmp_path / "out"
+    out.mkdir()
+    gpu_batch.pack(out, since, {paper.name})
+    with tarfile.open(out / "results.tar.gz") as tar:
+        names = set(tar.getnames())
+    rel = lambda p: str(p.relative_to(tmp_path))  # noqa: E731
+    assert names == {rel(done / "result.json"), rel(partial / "run" / "config.json"),
+                     rel(partial / "run" / "checkpoints" / "last.ckpt"), rel(paper / "result.json"),
+                     rel(paper / "run" / "checkpoints" / "last.ckpt")}
+
+
+def test_dry_run_lists_the_queue(capsys, tmp_path, monkeypatch):
+    monkeypatch.setattr(gpu_batch, "REPO", tmp_path)
+    assert gpu_batch.main(["--out", str(tmp_path / "out"), "--deadline-s", "1", "--dry-run"]) == 0
+    assert capsys.readouterr().out.startswith("50 cpu-15min units to run:")
