@@ -56,7 +56,7 @@ def write_setup(add: Callable[[str], None], r: Dict[str, dict], args, seconds: f
         "diffusion convolution (K = 2, both directions).")
     if any(k.startswith("checkpoint") for k in kinds):
         used = sorted({short_source(v["source"]) for v in r.values()})
-        add("- Weights: " + ", ".join(used) + " (per model in the weights column of section 1; the checkpoint "
+        add("- Weights: " + "; ".join(used) + " (per model in the weights column of section 1; the checkpoint "
             "paths and architectures are in `results.json`).")
     else:
         add("- Weights: " + ", ".join(kinds) + (f" ({args.train_steps} AdamW steps of 16 random training windows, "
