@@ -191,3 +191,30 @@ def test_bad_inputs(edge_weight):
         spatiotemporal_jacobian(model, x, EDGE_INDEX, wrt="weights")
     with pytest.raises(ValueError, match="method"):
         spatiotemporal_jacobian(model, x, EDGE_INDEX, method="magic")
+
+
+def test_work_counts_the_vectors_each_engine_carries():
+    # path 0 - 1 - 2 - 3 - 4, one temporal and one 1-hop graph layer: after the graph layer the end nodes reach
+    # 2 nodes and the inner ones 3 (13 rows); reverse mode carries [T, N] per output entry per sub-layer
+    from stgnn_diag.sensitivity import StructuredJacobian
+    model = tiny("tts_attn_none", temporal_layers=1, spatial_layers=1, k=1, output_size=2)
+    path = torch.tensor([[0, 1, 2, 3], [1, 2, 3, 4]])
+    x, _ = window(model)
+    w = StructuredJacobian(model, x.unsqueeze(0), path).work()
+    per_row = T * model.input_size * T  # columns per input node x steps
+    assert w["steps"] == [("temporal", N * per_row), ("graph", 13 * per_row)]
+    assert w["reverse"] == (H * N * 2) * (T * N) * 2
+    assert w["ratio"] == pytest.approx(w["reverse"] / (18 * per_row))
+
+
+@pytest.mark.parametrize("max_padding", [0.0, 1e9])
+def test_last_graph_step_with_and_without_the_read_out_contraction(max_padding, edge_weight, monkeypatch):
+    # the engine contracts the last graph step with the read-out unless its padded layout is too wasteful;
+    # both ways give the autograd Jacobian
+    from stgnn_diag.sensitivity.structured import graph_step
+    monkeypatch.setattr(graph_step, "MAX_PADDING", max_padding)
+    for name, kw in [("tas_attn_none", {}), ("tts_attn_noresid", dict(graph_conv="gcn", output_size=3))]:
+        model = tiny(name, **kw)
+        x, u = window(model)
+        got = spatiotemporal_jacobian(model, x, EDGE_INDEX, edge_weight, u, norm=None, method="structured")
+        torch.testing.assert_close(got, autograd_raw(model, x, u, edge_weight), rtol=1e-9, atol=1e-11)
