@@ -60,6 +60,8 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     r.add_argument("--results", default=None, help=f"results folder (default {DEFAULT_RESULTS})")
     r.add_argument("--isolate", action="store_true", help="run each unit in its own process (a crash or OOM "
                    "loses only that unit; peak memory is then per unit)")
+    r.add_argument("--reuse", nargs="+", metavar="FOLDER", default=[], help="other results folders: a unit "
+                   "finished there with the same settings is copied (result.json says reused_from), not run again")
     r.add_argument("--dry-run", action="store_true", help="list the units and their state; run nothing")
     r.add_argument("--report-only", action="store_true", help="write the report from the results folder; run "
                    "nothing (grid arguments are ignored)")
@@ -127,14 +129,16 @@ def run(args: argparse.Namespace) -> int:
         return 0
     grid = grid_from_args(args)
     outcome = run_grid(grid, results, data_root=args.data_root, isolate=args.isolate, accelerator=args.accelerator,
-                       progress=not args.no_progress, fail_fast=args.fail_fast, dry_run=args.dry_run)
+                       progress=not args.no_progress, fail_fast=args.fail_fast, dry_run=args.dry_run,
+                       reuse=args.reuse)
     if args.dry_run:
         width = max((len(o.unit.unit_id) for o in outcome.outcomes), default=10)
         for o in outcome.outcomes:
             print(f"{o.unit.unit_id:{width}s}  {o.state}")
         states = [o.state for o in outcome.outcomes]
         print(f"{len(states)} units: " + ", ".join(f"{states.count(s)} {s}" for s in
-                                                   ("done", "trained", "partial", "stale", "new") if s in states)
+                                                   ("done", "trained", "partial", "stale", "reusable", "new")
+                                                   if s in states)
               + f"  (results: {results})")
         return 0
     print(f"bench: {outcome.summary()}  (results: {results})")

@@ -37,6 +37,7 @@ import datetime as _dt
 import json
 import os
 import platform
+import shutil
 import resource
 import signal
 import subprocess
@@ -46,7 +47,7 @@ import time
 import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Dict, Iterable, List, Optional, Union
+from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Union
 
 from .grid import GridError, GridSpec, Unit, is_cpu_budget
 
@@ -69,7 +70,8 @@ class Outcome:
     Attributes:
         unit: the unit.
         status: ``done`` (ran now), ``resumed`` (ran now from a checkpoint or a finished run folder),
-            ``skipped`` (result already there), ``failed``, ``interrupted`` (Ctrl-C while it ran),
+            ``skipped`` (result already there), ``reused`` (copied from another results folder, see
+            :func:`find_reusable`), ``failed``, ``interrupted`` (Ctrl-C while it ran),
             ``pending`` (not reached: the grid stopped before it), or ``planned`` (dry run).
         state: the unit's state before the run (see :func:`unit_state`).
         result: the result dict (``done`` / ``resumed`` / ``skipped``).
@@ -98,7 +100,7 @@ class GridRun:
         return [o for o in self.outcomes if o.status == "failed"]
 
     def summary(self) -> str:
-        parts = [f"{self.count(s)} {s}" for s in ("done", "resumed", "skipped", "failed", "interrupted",
+        parts = [f"{self.count(s)} {s}" for s in ("done", "resumed", "reused", "skipped", "failed", "interrupted",
                                                    "pending", "planned") if self.count(s)]
         return ", ".join(parts) or "no units"
 
@@ -356,6 +358,35 @@ def run_unit(unit: Unit, results_dir: Union[str, Path], *, data_root=None, accel
     return result
 
 
+# -- reuse ---------------------------------------------------------------------------------------
+def find_reusable(unit: Unit, sources: Sequence[Union[str, Path]]) -> Optional[Path]:
+    """The first ``<source>/<unit id>/`` holding a finished result made with exactly ``unit``'s settings.
+
+    A unit is defined by its settings (model, overrides, protocol, horizon, window, budget, seed) and training
+    is deterministic on the CPU, so such a result is the one this unit would produce: experiments that share
+    units (the ecosystem comparison's best variant and baselines are Table 1 units) need not train them twice.
+    """
+    want = _roundtrip(unit.settings())
+    for src in sources:
+        path = _unit_dir(Path(src), unit) / RESULT_JSON
+        if path.is_file() and load_result(path).get("settings") == want:
+            return path.parent
+    return None
+
+
+def reuse_unit(unit: Unit, source: Path, results_dir: Path) -> Dict[str, Any]:
+    """Copy the finished unit folder ``source`` (without checkpoints) into ``results_dir``; the copy's
+    ``result.json`` says where it came from (``reused_from``). Returns the result."""
+    udir = _unit_dir(results_dir, unit)
+    if udir.exists():
+        shutil.rmtree(udir)  # a "new" unit's folder holds nothing worth keeping (no result, no checkpoint)
+    shutil.copytree(source, udir, ignore=shutil.ignore_patterns("checkpoints", ERROR_JSON))
+    result = load_result(udir / RESULT_JSON)
+    result["reused_from"] = os.path.relpath(source, results_dir)
+    _write_json(udir / RESULT_JSON, result)
+    return result
+
+
 # -- the grid --------------------------------------------------------------------------------------
 def _record_error(udir: Path, unit: Unit, message: str, detail: str = "") -> None:
     _write_json(udir / ERROR_JSON, {"unit_id": unit.unit_id, "error": message, "detail": detail[-8000:],
@@ -390,7 +421,7 @@ def _run_isolated(unit: Unit, results_dir: Path, *, data_root, accelerator, devi
 
 def run_grid(grid: Union[GridSpec, Iterable[Unit]], results_dir: Union[str, Path], *, data_root=None,
              isolate: bool = False, accelerator: str = "cpu", devices: Any = 1, progress: bool = True,
-             fail_fast: bool = False, dry_run: bool = False,
+             fail_fast: bool = False, dry_run: bool = False, reuse: Sequence[Union[str, Path]] = (),
              log: Optional[Callable[[str], None]] = None) -> GridRun:
     """Run every unit of ``grid`` that has no result yet, in order.
 
@@ -402,7 +433,9 @@ def run_grid(grid: Union[GridSpec, Iterable[Unit]], results_dir: Union[str, Path
         accelerator, devices: passed to Lightning; one device per unit (``devices`` must be 1).
         progress: a tqdm bar over units plus each run's own bars.
         fail_fast: stop at the first failed unit (default: record ``error.json`` and go on).
-        dry_run: only report each unit's state.
+        dry_run: only report each unit's state (``reusable`` for a new unit that ``reuse`` holds).
+        reuse: other results folders: a new unit finished there with the same settings is copied, not run
+            (:func:`find_reusable`).
         log: where status lines go (default: ``tqdm.write``).
 
     Returns:
@@ -431,9 +464,11 @@ def run_grid(grid: Union[GridSpec, Iterable[Unit]], results_dir: Union[str, Path
                                    _unit_dir(results_dir, u) / RESULT_JSON)
         elif states[u.unit_id] in ("trained", "partial", "stale") and u.kind == "model":
             _check_run_config(u, _unit_dir(results_dir, u) / RUN_DIR)
+    sources = {u.unit_id: find_reusable(u, reuse) for u in units if states[u.unit_id] == "new"} if reuse else {}
     if dry_run:
         for u in units:
-            out.outcomes.append(Outcome(u, "planned", states[u.unit_id]))
+            state = "reusable" if sources.get(u.unit_id) else states[u.unit_id]
+            out.outcomes.append(Outcome(u, "planned", state))
         return out
     results_dir.mkdir(parents=True, exist_ok=True)
     if not (results_dir / ".gitignore").exists():
@@ -448,6 +483,10 @@ def run_grid(grid: Union[GridSpec, Iterable[Unit]], results_dir: Union[str, Path
         udir = _unit_dir(results_dir, u)
         if state == "done":
             out.outcomes.append(Outcome(u, "skipped", state, result=load_result(udir / RESULT_JSON)))
+            continue
+        if sources.get(u.unit_id):
+            log(f"[{i + 1}/{len(units)}] {u.unit_id}: reuse {sources[u.unit_id]}")
+            out.outcomes.append(Outcome(u, "reused", state, result=reuse_unit(u, sources[u.unit_id], results_dir)))
             continue
         action = {"new": "run", "stale": "start over", "partial": "resume from checkpoint",
                   "trained": "complete from finished run"}[state]

@@ -201,3 +201,29 @@ def test_machine_summary_names_every_device_a_unit_trained_on():
     assert cpu["summary"] == "x86_64, 2 CPU cores, CPU only"  # the input is not changed
     unrecorded = _with_attempts(cpu, [{"attempt": "attempt0", "recorded": False}, {"device": "cpu"}])
     assert unrecorded["summary"].endswith("trained in attempts on unrecorded then cpu")
+
+
+def test_units_finished_in_another_folder_are_reused_not_rerun(tiny_grid, tmp_path, monkeypatch, capsys):
+    results, args = tiny_grid
+    units = _units(args)
+    extra = Unit(MODELS[0], "model", "dcrnn", 12, 12, "cpu-small", 5, units[1].overrides, units[1].model_overrides)
+    other = Unit(MODELS[0], "model", "dcrnn", 12, 12, "cpu-small", 0, units[1].overrides,
+                 tuple(sorted({**dict(units[1].model_overrides), "hidden_size": 16}.items())))  # same id, other settings
+    mine = tmp_path / "mine"
+    (mine / units[0].unit_id).mkdir(parents=True)  # a leftover empty folder of a new unit is replaced
+    monkeypatch.setattr(runner, "run_unit", lambda u, *a, **k: {"unit_id": u.unit_id, "ran": True})
+    plan = run_grid(units + [extra], mine, progress=False, dry_run=True, reuse=[tmp_path / "none", results])
+    assert [o.state for o in plan.outcomes] == ["reusable"] * len(units) + ["new"]
+    out = run_grid(units + [extra], mine, progress=False, reuse=[results])
+    assert [o.status for o in out.outcomes] == ["reused"] * len(units) + ["done"]
+    for u in units:
+        copied = json.loads((mine / u.unit_id / RESULT_JSON).read_text())
+        original = json.loads((results / u.unit_id / RESULT_JSON).read_text())
+        assert (mine / copied.pop("reused_from")).resolve() == (results / u.unit_id).resolve()
+        assert copied == original
+        assert not (mine / u.unit_id / RUN_DIR / "checkpoints").exists()
+        assert unit_state(mine, u) == "done"
+    # a stored unit with the same id but other settings is never taken
+    assert other.unit_id == units[1].unit_id
+    assert runner.find_reusable(other, [results]) is None
+    assert runner.find_reusable(units[1], [results]) == results / units[1].unit_id
