@@ -14,7 +14,13 @@ them with batched matrix products:
   adjacency / adaptive adjacency powers), so its JVP is one dense matmul with the stacked ``W_k``
   and one block-sparse matmul with the ``M_k``; then the activation's derivative, the residual and
   the LayerNorm JVP;
-* read-out: ``torch.func.jvp`` of ``model.decode`` (acts on each node separately).
+* read-out: ``model.decode`` linearised per node (with the last LayerNorm folded in). When the last
+  sub-layer is a graph convolution, the read-out is pulled back through its weights once per node and
+  meets the weight-free sparse products ``M_k dx`` directly (``GraphStep.contract``): the last layer's
+  ``d x d`` products and output tangents are never formed.
+
+``StructuredJacobian.work()`` counts the ``d``-vectors this engine carries through the sub-layers against
+reverse mode one output at a time (the structural part of a speed-up over autograd).
 
 Which models: :class:`~stgnn_diag.models.STAttentionBase` subclasses that keep its ``encode`` and
 ``decode`` and whose ``process`` is a plain chain of those two sub-layer types (checked by tracing
@@ -32,12 +38,12 @@ Modules: :mod:`.engine` (tracing and the chunk driver, :class:`StructuredJacobia
 """
 from .chunking import pack_chunks, tangent_row_bytes
 from .engine import StructuredJacobian
-from .graph_conv import _csc, _dense_from_edges, conv_terms
-from .graph_step import GraphStep, _graph_step
-from .layer_norm import NormLin, _layer_norm_jvp_, _layer_norm_out, _layer_norm_scales, _layer_norm_stats
-from .readout_step import ReadoutStep, _readout_step
-from .support import ELEMENTWISE, UnsupportedModel, _close
-from .temporal_step import TemporalStep, _temporal_step
+from .graph_conv import conv_terms
+from .graph_step import GraphStep, PulledBack
+from .layer_norm import NormLin
+from .readout_step import ReadoutStep
+from .support import ELEMENTWISE, UnsupportedModel
+from .temporal_step import TemporalStep
 
 __all__ = ["StructuredJacobian", "UnsupportedModel", "ELEMENTWISE", "conv_terms", "NormLin", "TemporalStep",
-           "GraphStep", "ReadoutStep", "pack_chunks", "tangent_row_bytes"]
+           "GraphStep", "PulledBack", "ReadoutStep", "pack_chunks", "tangent_row_bytes"]
