@@ -161,17 +161,15 @@ def main(argv: Optional[List[str]] = None) -> int:
           f"after {args.warmup} warm-up; device {where}; {args.threads} torch thread(s); "
           f"{platform.machine()}, {os.cpu_count()} CPU cores; torch {torch.__version__}")
     print(f"width: {'hidden_size ' + str(args.hidden_size) if args.hidden_size else 'each entry own default'}\n")
-    from fnmatch import fnmatchcase
+    from stgnn_diag.bench.grid import overrides_for, parse_key_values
 
-    from stgnn_diag.bench.grid import parse_key_values
-
+    patterns = {}
+    for pattern, kv in args.set_for:
+        patterns.setdefault(pattern, {}).update(parse_key_values([kv]))
     rows, failed = [], []
     ctx = mp.get_context("spawn")
     for name in args.models:
-        overrides = {}
-        for pattern, kv in args.set_for:
-            if fnmatchcase(name, pattern):
-                overrides.update(parse_key_values([kv]))
+        overrides = overrides_for(patterns, name)
         with cf.ProcessPoolExecutor(max_workers=1, mp_context=ctx) as ex:
             fut = ex.submit(measure, name, args.batch, args.steps, args.warmup, args.hidden_size, args.device,
                             args.threads, args.data_root, overrides)

@@ -201,6 +201,16 @@ def _str_list(name: str, values: Any) -> List[str]:
     return [str(v) for v in values]
 
 
+def overrides_for(patterns: Mapping[str, Mapping[str, Any]], model: str) -> Dict[str, Any]:
+    """Merge the overrides of every shell pattern (``{'tts_*': {...}, ...}``) that matches ``model``, in order
+    (later patterns win)."""
+    out: Dict[str, Any] = {}
+    for pattern, kv in patterns.items():
+        if fnmatch.fnmatchcase(model, pattern):
+            out.update(kv)
+    return out
+
+
 @dataclass
 class GridSpec:
     """A benchmark grid (see the module docstring).
@@ -311,11 +321,7 @@ class GridSpec:
 
     def overrides_for(self, model: str) -> Dict[str, Any]:
         """The merged ``model_overrides`` of every pattern matching ``model`` (later patterns win)."""
-        out: Dict[str, Any] = {}
-        for pattern, kv in self.model_overrides.items():
-            if fnmatch.fnmatchcase(model, pattern):
-                out.update(kv)
-        return out
+        return overrides_for(self.model_overrides, model)
 
     def units(self) -> List[Unit]:
         """All units, in run order: per budget, protocol and horizon, the baselines first, then the
