@@ -2,7 +2,7 @@
 
 One GPU, a fixed number of minutes (a rented or lent machine). The script runs, in order:
 
-1. ``--jacobian``: ``benchmarks/bench_jacobian.py --device cuda`` (issue #4's timing), alone on the GPU.
+1. ``--jacobian``: ``benchmarks/bench_jacobian.py --device cuda --warm`` (issue #4's timing), alone on the GPU.
 2. ``--speed``: ``benchmarks/bench_speed_cost.py --device cuda`` for our models, alone on the GPU.
 3. The training pool, until ``--deadline-s`` after the start:
 
@@ -212,7 +212,7 @@ def main(argv=None) -> int:
     py = sys.executable
     if args.jacobian:
         summary["phases"]["jacobian"] = _timed(
-            [py, "benchmarks/bench_jacobian.py", "--device", "cuda", "--budget-mb", "1024"], 150,
+            [py, "benchmarks/bench_jacobian.py", "--device", "cuda", "--budget-mb", "1024", "--warm"], 180,
             out / "jacobian.txt")
     if args.speed:
         summary["phases"]["speed"] = _timed(
