@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Dict, Iterable, List, Optional, Union
 
 from .aggregate import METRICS, Row, Table, aggregate, build_tables, collect
+from .ordering import ordering_markdown
 from .paper_table import LABEL as PAPER_LABEL
 from .paper_table import paper_rows, paper_rows_markdown
 
@@ -121,6 +122,9 @@ def table_markdown(table: Table, *, digits: int = 3, paper: bool = False) -> str
         notes.append("≤: run in-process after other units; the process's high-water mark is an upper bound "
                      "(`--isolate` measures each unit alone).")
     out += ["", *[f"<sub>{n}</sub>" for n in notes]]
+    order = ordering_markdown(table, digits)
+    if order:
+        out += ["", order]
     if paper and table.horizon == 12:
         out += ["", f"**{PAPER_LABEL}** — not run here, shown for reference:", "", paper_rows_markdown(cols)]
     return "\n".join(out)

@@ -1,0 +1,119 @@
+"""Does the paper's ordering of the diagonal variants (a)-(e) hold in a table? Pairwise, with the seed noise.
+
+The paper ranks its T&S variants by MAE at step 12 ((d) < (e) < (b) < (c) < (a)). For each arrangement of a
+table (T&S: ``tas_attn_<variant>``, TTS: ``tts_attn_<variant>``) this module orders the variants present by
+their mean over seeds at the table's last step, counts the pairs ordered as published, and counts the pairs
+whose difference is larger than twice its standard error (``sqrt(s_i^2 / n_i + s_j^2 / n_j)``, both rows with
+at least two seeds): only those pairs say something about the order, the others are within the seed noise.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from itertools import combinations
+from typing import Dict, List, Optional
+
+from .aggregate import Row, Stat, Table
+from .paper_table import VARIANT_OF, paper_rows
+
+__all__ = ["ARRANGEMENTS", "VariantOrder", "variant_orders", "ordering_markdown"]
+
+#: Model-name prefix -> arrangement label.
+ARRANGEMENTS: Dict[str, str] = {"tas_attn": "T&S", "tts_attn": "TTS"}
+
+_LETTER = {v: row.split(")")[0] + ")" for row, v in VARIANT_OF.items()}  # "noresid" -> "(a)"
+_ORDER = list(VARIANT_OF.values())  # noresid, none, mask, dropout, penalty
+
+
+@dataclass
+class VariantOrder:
+    """The variants of one arrangement in one table, best first.
+
+    Attributes:
+        arrangement: ``"T&S"`` or ``"TTS"``.
+        metric: the column ranked (``"mae@12"``...).
+        ranked: ``[(variant, Stat), ...]``, lowest mean first (``variant`` = ``"noresid"``, ``"none"``...).
+        pairs: number of variant pairs.
+        agree: pairs ordered as published (``None`` without published numbers for ``metric``).
+        separated: pairs whose difference exceeds twice its standard error.
+        separated_agree: of those, the pairs ordered as published.
+    """
+
+    arrangement: str
+    metric: str
+    ranked: List[tuple]
+    pairs: int
+    agree: Optional[int]
+    separated: int
+    separated_agree: Optional[int]
+
+
+def _published(metric: str) -> Optional[Dict[str, float]]:
+    rows = paper_rows()
+    if metric not in rows[0]["metrics"]:
+        return None
+    return {r["variant"]: r["metrics"][metric][0] for r in rows}
+
+
+def _separated(a: Stat, b: Stat) -> bool:
+    if a.n < 2 or b.n < 2 or a.std is None or b.std is None:
+        return False
+    se = math.sqrt(a.std ** 2 / a.n + b.std ** 2 / b.n)
+    return abs(a.mean - b.mean) > 2 * se
+
+
+def variant_orders(table: Table, metric: Optional[str] = None) -> List[VariantOrder]:
+    """One :class:`VariantOrder` per arrangement with at least two variants in ``table``.
+
+    Args:
+        table: from :func:`~stgnn_diag.bench.aggregate.build_tables`.
+        metric: the column to rank (default: MAE at the table's last step).
+    """
+    metric = metric or f"mae@{table.horizon}"
+    published = _published(metric)
+    out = []
+    for prefix, label in ARRANGEMENTS.items():
+        found: Dict[str, Row] = {r.model[len(prefix) + 1:]: r for r in table.rows
+                                 if r.kind == "model" and r.model.startswith(prefix + "_")
+                                 and r.model[len(prefix) + 1:] in _ORDER and metric in r.metrics}
+        if len(found) < 2:
+            continue
+        stats = {v: r.metrics[metric] for v, r in found.items()}
+        ranked = sorted(stats.items(), key=lambda kv: (kv[1].mean, _ORDER.index(kv[0])))
+        pairs = list(combinations(stats, 2))
+        agree = sep = sep_agree = 0
+        for i, j in pairs:
+            same = published is not None and (stats[i].mean - stats[j].mean) * (published[i] - published[j]) > 0
+            agree += same
+            if _separated(stats[i], stats[j]):
+                sep += 1
+                sep_agree += same
+        out.append(VariantOrder(label, metric, ranked, len(pairs), agree if published else None, sep,
+                                sep_agree if published else None))
+    return out
+
+
+def ordering_markdown(table: Table, digits: int = 3) -> str:
+    """A short markdown section: each arrangement's variants in order, against the published order."""
+    orders = variant_orders(table)
+    if not orders:
+        return ""
+    metric = orders[0].metric
+    title = metric.upper()
+    published = _published(metric)
+    lines = [f"**Order of the diagonal variants at {title}** (lowest mean first; [n] = seeds)."]
+    if published:
+        pub = " < ".join(f"{_LETTER[v]} {m:.3f}" for v, m in sorted(published.items(), key=lambda kv: kv[1]))
+        lines[0] += (f" Published order (T&S, authors' protocol, full budget): {pub}; the paper has no TTS rows, so "
+                     f"TTS is held against the same order.")
+    for o in orders:
+        seq = " < ".join(f"{_LETTER[v]} {s.mean:.{digits}f} [{s.n}]" for v, s in o.ranked)
+        text = f"- {o.arrangement}: {seq}."
+        if o.agree is not None:
+            text += f" Ordered as published: {o.agree} of {o.pairs} pairs."
+        text += (f" Separated by more than two standard errors (both rows with ≥ 2 seeds): {o.separated} of "
+                 f"{o.pairs} pairs")
+        text += (f", {o.separated_agree} of them as published." if o.separated_agree is not None and o.separated
+                 else ".")
+        lines.append(text)
+    return "\n".join(lines)

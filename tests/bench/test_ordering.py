@@ -1,0 +1,51 @@
+"""The order of the diagonal variants against the published one, with the seed noise (hand-computed cases)."""
+from stgnn_diag.bench.aggregate import aggregate, build_tables, collect
+from stgnn_diag.bench.ordering import ordering_markdown, variant_orders
+from stgnn_diag.bench.report import write_report
+
+from .synthetic import make_result, write_results
+
+
+def _table(tmp_path, horizon=12):
+    col = f"mae@{horizon}"
+    rs = [make_result("tas_attn_none", s, {col: v}, horizon=horizon) for s, v in enumerate((4.0, 4.2, 4.4))]
+    rs += [make_result("tas_attn_mask", s, {col: 4.1}, horizon=horizon) for s in range(3)]
+    rs += [make_result("tas_attn_dropout", 0, {col: 3.0}, horizon=horizon),
+           make_result("tts_attn_none", 0, {col: 5.0}, horizon=horizon),  # one TTS variant: no TTS line
+           make_result("historical_average", None, {col: 4.2}, kind="baseline", horizon=horizon)]
+    folder = write_results(tmp_path / f"res{horizon}", *rs)
+    (table,) = build_tables(aggregate(collect(folder)))
+    return folder, table
+
+
+def test_pairs_ordered_as_published_and_separated_by_the_noise(tmp_path):
+    _, table = _table(tmp_path)
+    (o,) = variant_orders(table)
+    assert o.arrangement == "T&S" and o.metric == "mae@12"
+    assert [(v, round(s.mean, 6), s.n) for v, s in o.ranked] == [("dropout", 3.0, 1), ("mask", 4.1, 3),
+                                                                 ("none", 4.2, 3)]
+    # published: (d) 3.940 < (b) 3.989 < (c) 3.997. none-mask: ours 4.2 > 4.1, published 3.989 < 3.997 (no);
+    # none-dropout and mask-dropout: as published. none-mask: |0.1| < 2 * sqrt(0.2^2 / 3) = 0.231, not
+    # separated; the single-seed dropout row separates from nothing.
+    assert (o.pairs, o.agree, o.separated, o.separated_agree) == (3, 2, 0, 0)
+
+
+def test_a_clear_difference_is_separated(tmp_path):
+    col = "mae@12"
+    rs = [make_result("tts_attn_noresid", s, {col: 5.0 + 0.01 * s}) for s in range(2)]
+    rs += [make_result("tts_attn_penalty", s, {col: 4.0 + 0.01 * s}) for s in range(2)]
+    (table,) = build_tables(aggregate(collect(write_results(tmp_path / "r", *rs))))
+    (o,) = variant_orders(table)
+    assert o.arrangement == "TTS" and [v for v, _ in o.ranked] == ["penalty", "noresid"]
+    assert (o.pairs, o.agree, o.separated, o.separated_agree) == (1, 1, 1, 1)
+
+
+def test_markdown_in_the_report_and_no_published_order_at_horizon_36(tmp_path):
+    folder, table = _table(tmp_path)
+    md = ordering_markdown(table)
+    assert "(d) 3.000 [1] < (c) 4.100 [3] < (b) 4.200 [3]" in md
+    assert "Ordered as published: 2 of 3 pairs" in md and "0 of 3 pairs." in md and "- TTS" not in md
+    assert md in write_report(folder).text
+    _, t36 = _table(tmp_path, horizon=36)
+    md36 = ordering_markdown(t36)
+    assert "MAE@36" in md36 and "published" not in md36.lower()
