@@ -2,9 +2,14 @@
 
 The paper ranks its T&S variants by MAE at step 12 ((d) < (e) < (b) < (c) < (a)). For each arrangement of a
 table (T&S: ``tas_attn_<variant>``, TTS: ``tts_attn_<variant>``) this module orders the variants present by
-their mean over seeds at the table's last step, counts the pairs ordered as published, and counts the pairs
-whose difference is larger than twice its standard error (``sqrt(s_i^2 / n_i + s_j^2 / n_j)``, both rows with
-at least two seeds): only those pairs say something about the order, the others are within the seed noise.
+their mean over seeds at the table's last step and counts the pairs ordered as published.
+
+Whether a pair's difference means anything is judged seed by seed: with one seed, every variant starts from
+the same initial weights (the penalty's own buffer aside) and sees the same batches, so a seed that is good or
+bad for one variant is so for all, and that shared part cancels in the difference. A pair is *separated* when
+a paired t-test on its differences over the seeds both rows have (at least two) rejects "no difference" at the
+two-sided 5 % level (``|mean(d)| > t_{0.975, n-1} * std(d, ddof=1) / sqrt(n)``: 12.7 standard errors with two
+seeds, 4.3 with three); the other pairs are within the seed noise.
 """
 from __future__ import annotations
 
@@ -13,7 +18,7 @@ from dataclasses import dataclass
 from itertools import combinations
 from typing import Dict, List, Optional
 
-from .aggregate import Row, Stat, Table
+from .aggregate import Row, Table
 from .paper_table import VARIANT_OF, paper_rows
 
 __all__ = ["ARRANGEMENTS", "VariantOrder", "variant_orders", "ordering_markdown"]
@@ -35,8 +40,9 @@ class VariantOrder:
         ranked: ``[(variant, Stat), ...]``, lowest mean first (``variant`` = ``"noresid"``, ``"none"``...).
         pairs: number of variant pairs.
         agree: pairs ordered as published (``None`` without published numbers for ``metric``).
-        separated: pairs whose difference exceeds twice its standard error.
+        separated: pairs whose seed-by-seed differences pass a paired t-test (two-sided, 5 %).
         separated_agree: of those, the pairs ordered as published.
+        separated_pairs: those pairs as ``(lower variant, higher variant)``.
     """
 
     arrangement: str
@@ -46,6 +52,7 @@ class VariantOrder:
     agree: Optional[int]
     separated: int
     separated_agree: Optional[int]
+    separated_pairs: List[tuple]
 
 
 def _published(metric: str) -> Optional[Dict[str, float]]:
@@ -55,11 +62,18 @@ def _published(metric: str) -> Optional[Dict[str, float]]:
     return {r["variant"]: r["metrics"][metric][0] for r in rows}
 
 
-def _separated(a: Stat, b: Stat) -> bool:
-    if a.n < 2 or b.n < 2 or a.std is None or b.std is None:
+def _separated(a: Row, b: Row, metric: str) -> bool:
+    """Paired t-test over the seeds both rows have (``n >= 2``), two-sided, 5 %."""
+    from scipy.stats import t as student_t
+
+    va = dict(zip(a.seeds, a.metrics[metric].values))
+    vb = dict(zip(b.seeds, b.metrics[metric].values))
+    d = [va[s] - vb[s] for s in va if s in vb]
+    if len(d) < 2:
         return False
-    se = math.sqrt(a.std ** 2 / a.n + b.std ** 2 / b.n)
-    return abs(a.mean - b.mean) > 2 * se
+    mean = sum(d) / len(d)
+    std = math.sqrt(sum((x - mean) ** 2 for x in d) / (len(d) - 1))
+    return abs(mean) > student_t.ppf(0.975, len(d) - 1) * std / math.sqrt(len(d))
 
 
 def variant_orders(table: Table, metric: Optional[str] = None) -> List[VariantOrder]:
@@ -82,14 +96,16 @@ def variant_orders(table: Table, metric: Optional[str] = None) -> List[VariantOr
         ranked = sorted(stats.items(), key=lambda kv: (kv[1].mean, _ORDER.index(kv[0])))
         pairs = list(combinations(stats, 2))
         agree = sep = sep_agree = 0
+        sep_pairs = []
         for i, j in pairs:
             same = published is not None and (stats[i].mean - stats[j].mean) * (published[i] - published[j]) > 0
             agree += same
-            if _separated(stats[i], stats[j]):
+            if _separated(found[i], found[j], metric):
                 sep += 1
+                sep_pairs.append((i, j) if stats[i].mean < stats[j].mean else (j, i))
                 sep_agree += same
         out.append(VariantOrder(label, metric, ranked, len(pairs), agree if published else None, sep,
-                                sep_agree if published else None))
+                                sep_agree if published else None, sep_pairs))
     return out
 
 
@@ -111,8 +127,10 @@ def ordering_markdown(table: Table, digits: int = 3) -> str:
         text = f"- {o.arrangement}: {seq}."
         if o.agree is not None:
             text += f" Ordered as published: {o.agree} of {o.pairs} pairs."
-        text += (f" Separated by more than two standard errors (both rows with ≥ 2 seeds): {o.separated} of "
-                 f"{o.pairs} pairs")
+        text += (f" Separated beyond the seed noise (paired t-test on the seed-by-seed differences, two-sided 5 %, "
+                 f"≥ 2 common seeds): {o.separated} of {o.pairs} pairs")
+        if o.separated:
+            text += " (" + ", ".join(f"{_LETTER[a]} < {_LETTER[b]}" for a, b in o.separated_pairs) + ")"
         text += (f", {o.separated_agree} of them as published." if o.separated_agree is not None and o.separated
                  else ".")
         lines.append(text)
