@@ -12,8 +12,9 @@ relative difference. It also prints the work model (``StructuredJacobian.work``)
 engine carries through the sub-layers. Their ratio is the structural part of the speed-up; the rest is how
 fast each engine treats a vector (batched products against autograd's one-output-at-a-time passes).
 
-Each call runs in its own fresh process (same window, same seed, so the same weights), so its peak memory (resident-set growth above the level at the start of the call, sampled
-every 2 ms) is not hidden by memory an earlier call left with the allocator.
+Each call runs in its own fresh process (same window, same seed, so the same weights), so its peak memory
+(resident-set growth above the level at the start of the call, sampled every 2 ms) is not hidden by memory an
+earlier call left with the allocator.
 
 Usage: ``python benchmarks/bench_jacobian.py [--threads N] [--window 0] [--models tts_attn_none tas_attn_none]
 [--device cuda] [--warm]``
