@@ -50,6 +50,11 @@ def test_markdown_in_the_report_and_no_published_order_at_horizon_36(tmp_path):
     _, t36 = _table(tmp_path, horizon=36)
     md36 = ordering_markdown(t36)
     assert "MAE@36" in md36 and "published" not in md36.lower()
+    assert "reports the penalty (e) as the best variant" in md36 and "(e) penalty" not in md36  # no (e) row here
+    folder = write_results(tmp_path / "r36", *[make_result(f"tts_attn_{v}", 0, {"mae@36": m}, horizon=36)
+                                               for v, m in (("penalty", 5.0), ("none", 5.2))])
+    (t,) = build_tables(aggregate(collect(folder)))
+    assert "- TTS: (e) 5.000 [1] < (b) 5.200 [1]. (e) penalty comes first." in ordering_markdown(t)
 
 
 def test_separation_is_judged_seed_by_seed(tmp_path):
