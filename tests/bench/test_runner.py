@@ -13,7 +13,7 @@ from stgnn_diag.bench.grid import GridError, GridSpec, Unit
 from stgnn_diag.bench.runner import RESULT_JSON, RUN_DIR, run_grid, unit_state
 from stgnn_diag.training import evaluate, load_checkpoint
 
-from .conftest import BASELINE, LABEL, MODELS, SEEDS, TINY_MODEL
+from .conftest import BASELINE, LABEL, MODELS, SEEDS, TINY_MODEL, bench_args
 
 
 def _units(args):
@@ -227,3 +227,17 @@ def test_units_finished_in_another_folder_are_reused_not_rerun(tiny_grid, tmp_pa
     assert other.unit_id == units[1].unit_id
     assert runner.find_reusable(other, [results]) is None
     assert runner.find_reusable(units[1], [results]) == results / units[1].unit_id
+
+
+def test_a_36_step_horizon_unit_trains_and_reports_steps_24_and_36(tmp_path, metr_la_root):
+    # issue 6's long-horizon experiment: 12 steps in, 36 out, metrics at 3, 6, 12, 24, 36 and pooled
+    args = grid_from_args(bench_args(tmp_path / "r", metr_la_root, "--horizons", "36"))
+    units = [u for u in args.units() if u.model in (MODELS[0], BASELINE) and u.seed in (None, 0)]
+    out = run_grid(units, tmp_path / "r", data_root=metr_la_root, progress=False)
+    assert [o.status for o in out.outcomes] == ["done", "done"]
+    for o in out.outcomes:
+        assert o.unit.unit_id.startswith(f"{o.unit.model}__dcrnn__h36__")
+        assert set(o.result["metrics"]) == {f"{m}@{s}" for m in ("mae", "rmse", "mape")
+                                            for s in (3, 6, 12, 24, 36, "avg")}
+    module = load_checkpoint(tmp_path / "r" / units[1].unit_id / RUN_DIR / "checkpoints" / "last.ckpt")
+    assert module.model.horizon == 36
