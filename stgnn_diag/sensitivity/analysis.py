@@ -95,6 +95,10 @@ def analyze_window(model: nn.Module, x: Tensor, edge_index, edge_weight=None, u=
         att = []
         notes.append(str(e))
     total = float(sens.sum())
+    dead = [t + 1 for t in range(sens.shape[0]) if not bool((sens[t] != 0).any())]
+    if dead:
+        notes.append(f"output step(s) {dead} depend on no input (their Jacobian is exactly zero): a dead read-out, "
+                     f"e.g. an activation inactive at every node for that step; the model predicts a constant there")
     summary: Dict[str, Any] = {
         "engine": info.get("method"),
         "jacobian_seconds": round(info.get("seconds", math.nan), 2),
@@ -109,6 +113,7 @@ def analyze_window(model: nn.Module, x: Tensor, edge_index, edge_weight=None, u=
         "uniform_lag_share": 1.0 / x.shape[-3],
         "unreachable_pairs": prof.unreachable_pairs,
         "unreachable_share": prof.unreachable_share,
+        "insensitive_output_steps": dead,
     }
     if hid is not None:
         summary["hidden_time_diagonal_share"] = time_diagonal_share(hid)

@@ -21,6 +21,12 @@ def write_hops_section(add: Callable[[str], None], r: Dict[str, dict], arches: L
             f"{fmt(v['most_recent_lag_share'])} | {fmt(v['oldest_lag_share'])} | "
             f"{fmt(v.get('hidden_time_diagonal_share', math.nan))} |")
     add(f"\nUniform shares for comparison: lag 1/12 = {1 / 12:.3f}; same step 1/12 = {1 / 12:.3f}.\n")
+    dead = {n: v["insensitive_output_steps"] for n, v in r.items() if v.get("insensitive_output_steps")}
+    if dead:
+        add("**Output steps that depend on no input** (their Jacobian is exactly zero: the read-out's activation is "
+            "off at every node for that step, so the model predicts a constant there): "
+            + "; ".join(f"`{n}` step(s) {', '.join(map(str, s))}" for n, s in dead.items())
+            + ". Those steps add nothing to the shares above.\n")
     for a in arches:
         add(f"![{a} hop x lag](hop_lag_{a}.png) ![{a} lag profiles](lag_profiles_{a}.png)\n")
     add("![hop decay](hop_decay.png)\n")
