@@ -97,6 +97,7 @@ class Row:
     git_commits: List[str]
     git_dirty: bool
     unit_ids: List[str]
+    reused_from: List[str] = field(default_factory=list)  # results folders the copied units came from
 
     @property
     def n(self) -> int:
@@ -241,7 +242,8 @@ def aggregate(results: Iterable[Dict[str, Any]]) -> List[Row]:
             budget_resolved=rs[0].get("budget_resolved"),
             machines=sorted({(r.get("machine") or {}).get("summary", "unknown machine") for r in rs}),
             git_commits=sorted({str(e.get("git_commit"))[:10] for e in _environments(rs) if e.get("git_commit")}),
-            git_dirty=any(e.get("git_dirty") for e in _environments(rs)), unit_ids=[r["unit_id"] for r in rs]))
+            git_dirty=any(e.get("git_dirty") for e in _environments(rs)), unit_ids=[r["unit_id"] for r in rs],
+            reused_from=[str(Path(r["reused_from"]).parent) for r in rs if r.get("reused_from")]))
     rows.sort(key=lambda r: (r.protocol, r.horizon, r.window, r.budget_label, _order(r.model, r.kind)))
     return rows
 

@@ -89,6 +89,12 @@ def table_markdown(table: Table, *, digits: int = 3, paper: bool = False) -> str
     dirty = any(r.git_dirty for r in rows)
     out.append(f"- **Machine:** {'; '.join(table.machines()) or 'unknown'}. **Code:** "
                f"{', '.join(commits) or 'unknown commit'}{' (with uncommitted changes)' if dirty else ''}.")
+    reused = [r for r in rows if r.reused_from]
+    if reused:
+        src = sorted({f for r in reused for f in r.reused_from})
+        out.append("- **Reused units** (copied with `--reuse` from " + ", ".join(f"`{f}`" for f in src)
+                   + ": same settings, trained once): " + "; ".join(
+                       f"`{r.model}` {len(r.reused_from)} of {r.n}" for r in reused) + ".")
     mo = {r.model: r.model_overrides for r in rows if r.model_overrides}
     if mo:
         out.append("- **Model overrides:** " + "; ".join(f"`{m}` {_kv(v)}" for m, v in mo.items()) + ".")

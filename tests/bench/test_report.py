@@ -139,3 +139,13 @@ def json_results(folder):
     from stgnn_diag.bench.aggregate import collect
 
     return collect(folder)
+
+
+def test_reused_units_are_named_in_the_header(tmp_path):
+    mine = make_result("tas_attn_mask", 0, {"mae@12": 4.4})
+    copied = {**make_result("tas_attn_mask", 1, {"mae@12": 4.5}), "reused_from": "../table1/tas_attn_mask__x__s1"}
+    base = {**make_result("historical_average", None, {}, kind="baseline"), "reused_from": "../table1/ha"}
+    md = write_report(write_results(tmp_path / "res", mine, copied, base)).text
+    assert "- **Reused units** (copied with `--reuse` from `../table1`: same settings, trained once): " \
+           "`tas_attn_mask` 1 of 2; `historical_average` 1 of 1." in md
+    assert "Reused" not in write_report(write_results(tmp_path / "plain", mine)).text
