@@ -362,9 +362,10 @@ def run_unit(unit: Unit, results_dir: Union[str, Path], *, data_root=None, accel
 def find_reusable(unit: Unit, sources: Sequence[Union[str, Path]]) -> Optional[Path]:
     """The first ``<source>/<unit id>/`` holding a finished result made with exactly ``unit``'s settings.
 
-    A unit is defined by its settings (model, overrides, protocol, horizon, window, budget, seed) and training
-    is deterministic on the CPU, so such a result is the one this unit would produce: experiments that share
-    units (the ecosystem comparison's best variant and baselines are Table 1 units) need not train them twice.
+    A unit is defined by its settings (model, overrides, protocol, horizon, window, budget, seed), so such a
+    result is a run of this very unit: experiments that share units (the ecosystem comparison's best variant and
+    baselines are Table 1 units) need not train them twice. On the CPU a rerun would repeat it exactly (training
+    is deterministic there); a unit trained on a GPU keeps its machine in the copy, and the table says so.
     """
     want = _roundtrip(unit.settings())
     for src in sources:
