@@ -154,9 +154,13 @@ class Pool:
 
 def _timed(cmd, timeout_s: float, log: Path) -> dict:
     t0 = time.time()
+    # a script under benchmarks/ puts its own folder, not the repository, on sys.path: without this a copy of
+    # the tree that is not pip-installed cannot import stgnn_diag (the first Jacobian phase of 2026-11-30 failed so)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))}
     with open(log, "wb") as f:
         try:
-            rc = subprocess.run(cmd, cwd=REPO, stdout=f, stderr=subprocess.STDOUT, timeout=timeout_s).returncode
+            rc = subprocess.run(cmd, cwd=REPO, stdout=f, stderr=subprocess.STDOUT, timeout=timeout_s,
+                                env=env).returncode
         except subprocess.TimeoutExpired:
             rc = "timeout"
     return {"cmd": " ".join(cmd[1:]), "returncode": rc, "seconds": round(time.time() - t0, 1)}

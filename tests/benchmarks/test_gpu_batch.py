@@ -1,6 +1,7 @@
 """benchmarks/gpu_batch.py: the shortened schedule it picks, the queue it skips, and what it packs."""
 import importlib.util
 import os
+import sys
 import tarfile
 import time
 from pathlib import Path
@@ -62,3 +63,11 @@ def test_dry_run_lists_the_queue(capsys, tmp_path, monkeypatch):
     monkeypatch.setattr(gpu_batch, "REPO", tmp_path)
     assert gpu_batch.main(["--out", str(tmp_path / "out"), "--deadline-s", "1", "--dry-run"]) == 0
     assert capsys.readouterr().out.startswith("50 cpu-15min units to run:")
+
+
+def test_timed_phases_see_the_repository_on_the_python_path(tmp_path):
+    # a benchmark script run from an un-installed copy of the tree must import stgnn_diag from the repository
+    log = tmp_path / "phase.log"
+    rec = gpu_batch._timed([sys.executable, "-c", "import os; print(os.environ['PYTHONPATH'])"], 60, log)
+    assert rec["returncode"] == 0
+    assert str(gpu_batch.REPO) in log.read_text().strip().split(os.pathsep)
