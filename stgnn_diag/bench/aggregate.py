@@ -19,7 +19,7 @@ from ..metrics import default_steps
 from .runner import RESULT_JSON, load_result
 
 __all__ = ["AggregationError", "METRICS", "Row", "Stat", "Table", "aggregate", "build_tables", "collect",
-           "metric_columns", "summarize"]
+           "metric_columns", "summarize", "trained_on"]
 
 #: Metric families, in table order.
 METRICS = ("mae", "rmse", "mape")
@@ -84,7 +84,7 @@ class Row:
     metrics: Dict[str, Stat]
     windows: int
     parameters: Optional[int]
-    train_time_s: Optional[Stat]
+    train_time_s: Dict[str, Stat]  # per kind of machine the seeds trained on ("CPU" / "GPU"), see trained_on
     peak_rss_mb: Optional[float]
     rss_exact: bool
     cuda_max_allocated_mb: Optional[float]
@@ -152,6 +152,19 @@ class Table:
             out[c] = {m for v, m in vals if lo is not None and v == lo}
         return out
 
+
+
+def trained_on(result: Dict[str, Any]) -> str:
+    """``"GPU"`` or ``"CPU"``: where a unit spent its training time.
+
+    The attempt with the longest fit decides (a unit trained on a GPU whose test pass ran on a CPU after a
+    lease's deadline counts as GPU); a result without attempt records goes by its machine.
+    """
+    attempts = [a for a in result.get("attempts") or [] if a.get("fit_s") is not None]
+    if attempts:
+        device = str(max(attempts, key=lambda a: a["fit_s"]).get("device", "cpu"))
+        return "GPU" if device.startswith("cuda") else "CPU"
+    return "GPU" if (result.get("machine") or {}).get("uses_gpu") else "CPU"
 
 
 def _environments(results: List[Dict[str, Any]]) -> List[Dict[str, Any]]:
@@ -222,7 +235,10 @@ def aggregate(results: Iterable[Dict[str, Any]]) -> List[Row]:
         missing = [c for c in cols if any(c not in r["metrics"] for r in rs)]
         if missing:
             raise AggregationError(f"{rs[0]['unit_id']}: metrics {missing} missing from a result file.")
-        times = [r["train_time_s"] for r in rs if r.get("train_time_s") is not None]
+        times: Dict[str, List[float]] = {}
+        for r in rs:  # never averaged across kinds of machine: a GPU fit is ~10x shorter than a CPU one
+            if r.get("train_time_s") is not None:
+                times.setdefault(trained_on(r), []).append(r["train_time_s"])
         rss = [r["peak_memory"].get("rss_mb") for r in rs if (r.get("peak_memory") or {}).get("rss_mb") is not None]
         cuda = [r["peak_memory"].get("cuda_max_allocated_mb") for r in rs
                 if (r.get("peak_memory") or {}).get("cuda_max_allocated_mb") is not None]
@@ -233,7 +249,7 @@ def aggregate(results: Iterable[Dict[str, Any]]) -> List[Row]:
             full_budget=all(bool(r.get("full_budget")) for r in rs), seeds=seeds,
             metrics={c: summarize([r["metrics"][c] for r in rs]) for c in cols}, windows=int(rs[0]["windows"]),
             parameters=params.pop() if len(params) == 1 else None,
-            train_time_s=summarize(times) if times else None, peak_rss_mb=max(rss) if rss else None,
+            train_time_s={k: summarize(v) for k, v in sorted(times.items())}, peak_rss_mb=max(rss) if rss else None,
             rss_exact=bool(rss) and all(r["peak_memory"].get("rss_exact") for r in rs),
             cuda_max_allocated_mb=max(cuda) if cuda else None, resumed=any(r.get("resumed") for r in rs),
             # a resumed unit whose earlier attempts left no record of their time (older results: none did)

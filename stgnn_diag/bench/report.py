@@ -55,6 +55,16 @@ def _kv(d: Dict) -> str:
     return ", ".join(f"{k}={json.dumps(v)}" for k, v in d.items())
 
 
+def _train_time_cell(row: Row, label: bool) -> str:
+    """``"904.1"``; with ``label`` (a table whose seeds trained on different kinds of machine) ``"CPU 904.1 ×2
+    · GPU 98.3 ×1"``; ``"—"`` without a training time (baselines)."""
+    if not row.train_time_s:
+        return "—"
+    if not label:
+        return f"{next(iter(row.train_time_s.values())).mean:.1f}"
+    return " · ".join(f"{k} {st.mean:.1f} ×{st.n}" for k, st in row.train_time_s.items())
+
+
 def table_markdown(table: Table, *, digits: int = 3, paper: bool = False) -> str:
     """One table as markdown: a heading, its honesty header, the rows, footnotes.
 
@@ -102,12 +112,13 @@ def table_markdown(table: Table, *, digits: int = 3, paper: bool = False) -> str
     head = "| model | n | " + " | ".join(_col_title(c) for c in cols) + " | params | train s | peak RSS MB |"
     out += [head, "|" + "---|" * (len(cols) + 5)]
     any_resumed = any_bound = False
+    mixed = len({k for r in rows for k in r.train_time_s}) > 1 or any(len(r.train_time_s) > 1 for r in rows)
     for r in rows:
         cells = []
         for c in cols:
             s = r.metrics[c].format(digits)
             cells.append(f"**{s}**" if r.model in best.get(c, ()) else s)
-        t = "—" if r.train_time_s is None else f"{r.train_time_s.mean:.1f}" + ("†" if r.train_time_partial else "")
+        t = _train_time_cell(r, label=mixed) + ("†" if r.train_time_partial and r.train_time_s else "")
         any_resumed |= r.train_time_partial
         if r.peak_rss_mb is None:
             mem = "—"
@@ -119,7 +130,9 @@ def table_markdown(table: Table, *, digits: int = 3, paper: bool = False) -> str
         params = "—" if r.parameters is None else (f"{r.parameters:,}" if r.kind == "model" else "0")
         name = f"`{r.model}`" + (" (baseline)" if r.kind == "baseline" else "")
         out.append(f"| {name} | {r.n} | " + " | ".join(cells) + f" | {params} | {t} | {mem} |")
-    notes = ["train s: Lightning fit time (mean over seeds); peak RSS: the process's peak resident memory "
+    notes = ["train s: Lightning fit time (mean over seeds" + ("; seeds trained on a GPU and on a CPU are "
+             "averaged apart: `CPU 904.1 ×2` = mean of 2 seeds trained on the CPU" if mixed else "")
+             + "); peak RSS: the process's peak resident memory "
              "(see `peak_memory` in the result files)."]
     if any_resumed:
         notes.append("†: at least one seed was resumed and its earlier attempts left no record of their time; the "
@@ -156,7 +169,8 @@ def write_csv(tables: Iterable[Table], path: Union[str, Path], *, paper: bool = 
                                                                          _step_key(c.split("@")[1])))
     fields = ["source", "protocol", "horizon", "window", "budget", "budget_label", "cpu_budget", "full_budget",
               "model", "kind", "n", "seeds", *[f"{c}_{s}" for c in cols for s in ("mean", "std")], "windows",
-              "parameters", "train_time_s_mean", "train_time_s_std", "peak_rss_mb", "rss_exact",
+              "parameters", *[f"train_time_s_{k}_{s}" for k in ("cpu", "gpu") for s in ("mean", "std", "n")],
+              "peak_rss_mb", "rss_exact",
               "cuda_max_allocated_mb", "resumed", "machine", "git_commits", "git_dirty", "overrides",
               "model_overrides", "unit_ids"]
     path = Path(path)
@@ -171,14 +185,15 @@ def write_csv(tables: Iterable[Table], path: Union[str, Path], *, paper: bool = 
                         "full_budget": r.full_budget, "model": r.model, "kind": r.kind, "n": r.n,
                         "seeds": ";".join("" if s is None else str(s) for s in r.seeds), "windows": r.windows,
                         "parameters": r.parameters,
-                        "train_time_s_mean": None if r.train_time_s is None else r.train_time_s.mean,
-                        "train_time_s_std": None if r.train_time_s is None else r.train_time_s.std,
                         "peak_rss_mb": r.peak_rss_mb, "rss_exact": r.rss_exact,
                         "cuda_max_allocated_mb": r.cuda_max_allocated_mb, "resumed": r.resumed,
                         "machine": " | ".join(r.machines), "git_commits": ";".join(r.git_commits),
                         "git_dirty": r.git_dirty, "overrides": json.dumps(r.overrides, sort_keys=True),
                         "model_overrides": json.dumps(r.model_overrides, sort_keys=True),
                         "unit_ids": ";".join(r.unit_ids)}
+                for k, st in r.train_time_s.items():
+                    line.update({f"train_time_s_{k.lower()}_mean": st.mean, f"train_time_s_{k.lower()}_std": st.std,
+                                 f"train_time_s_{k.lower()}_n": st.n})
                 for c, s in r.metrics.items():
                     line[f"{c}_mean"], line[f"{c}_std"] = s.mean, s.std
                 w.writerow(line)

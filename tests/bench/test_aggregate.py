@@ -50,7 +50,7 @@ def test_synthetic_three_seeds():
     assert (st.mean, st.n) == (pytest.approx(mean), 3) and st.std == pytest.approx(std)
     assert st.format() == f"{mean:.3f} ± {std:.3f}" == "3.200 ± 0.361"
     assert summarize([4.0]).format() == "4.000" and summarize([4.0]).std is None
-    assert row.train_time_s.mean == 10.0 and row.parameters == 1000
+    assert row.train_time_s["CPU"].mean == 10.0 and list(row.train_time_s) == ["CPU"] and row.parameters == 1000
 
 
 def test_best_marking_with_ties_and_single_rows():

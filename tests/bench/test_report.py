@@ -149,3 +149,24 @@ def test_reused_units_are_named_in_the_header(tmp_path):
     assert "- **Reused units** (copied with `--reuse` from `../table1`: same settings, trained once): " \
            "`tas_attn_mask` 1 of 2; `historical_average` 1 of 1." in md
     assert "Reused" not in write_report(write_results(tmp_path / "plain", mine)).text
+
+
+def test_training_times_of_gpu_and_cpu_seeds_are_never_averaged_together(tmp_path):
+    # seed 2 trained on a GPU (its test pass on a CPU after a lease's deadline: the longest fit decides)
+    cpu = [make_result("tts_attn_none", s, {}, train_time_s=900.0 + s) for s in (0, 1)]
+    gpu = make_result("tts_attn_none", 2, {}, train_time_s=100.0)
+    gpu["attempts"] = [{"attempt": "attempt0", "device": "cuda (NVIDIA H200)", "fit_s": 100.0},
+                       {"attempt": "attempt1", "device": "cpu", "fit_s": 0.0}]
+    [row] = aggregate([*cpu, gpu])
+    assert row.train_time_s["CPU"].mean == pytest.approx(900.5) and row.train_time_s["CPU"].n == 2
+    assert row.train_time_s["GPU"].mean == 100.0 and row.train_time_s["GPU"].n == 1
+    [t] = build_tables([row])
+    md = table_markdown(t)
+    assert "| CPU 900.5 ×2 · GPU 100.0 ×1 |" in md and "averaged apart" in md
+    # a table whose seeds all trained on one kind of machine keeps the plain number
+    [t1] = build_tables(aggregate(cpu))
+    assert "| 900.5 |" in table_markdown(t1) and "averaged apart" not in table_markdown(t1)
+    write_results(tmp_path / "res", *cpu, gpu)
+    write_report(tmp_path / "res")
+    [line] = list(csv.DictReader(open(tmp_path / "res" / "report" / "results.csv")))
+    assert float(line["train_time_s_cpu_mean"]) == pytest.approx(900.5) and line["train_time_s_gpu_n"] == "1"
