@@ -19,14 +19,16 @@ One GPU, a fixed number of minutes (a rented or lent machine). The script runs, 
    At the deadline every unit still training is interrupted (SIGINT: bench keeps its last checkpoint, so
    ``stgnn-diag bench`` resumes it anywhere, on a CPU too).
 4. Packs what the run wrote into ``--out``: ``results.tar.gz`` (unit folders; checkpoints only of
-   unfinished units, plus ``last.ckpt`` of the paper-schedule units), the logs, ``gpu_batch.json``.
+   unfinished units, plus ``last.ckpt`` of the paper-schedule units), ``weights.tar.gz`` (weights-only
+   ``last.ckpt`` of the other units that finished), the logs, ``gpu_batch.json``.
 
 Usage (on the GPU machine, from the repository root; ``$STGNN_DIAG_DATA`` points at the data)::
 
     python benchmarks/gpu_batch.py --out OUT --deadline-s 480 --jacobian --speed \\
         --paper-models tas_attn_none tas_attn_penalty --workers 4
 
-then, on the machine that keeps the repository: ``tar xzf OUT/results.tar.gz`` and
+then, on the machine that keeps the repository: ``tar xzf OUT/results.tar.gz`` (and ``tar xzf
+OUT/weights.tar.gz``: the checkpoints land in the units' git-ignored ``run/checkpoints/``) and
 ``stgnn-diag bench --results models/results/table1-cpu --report-only --paper-rows``.
 ``--dry-run`` lists the queue and exits.
 """
@@ -179,11 +181,36 @@ def pack(out: Path, since: float, paper_units) -> None:
             path.name == "last.ckpt" and unit.name in paper_units)
 
     folders = [REPO / r for r, _, _ in EXPERIMENTS] + [REPO / PAPER_RESULTS]
+    finished = []  # last.ckpt of the units that finished during the run (left out of results.tar.gz)
     with tarfile.open(out / "results.tar.gz", "w:gz") as tar:
         for folder in folders:
             for path in sorted(folder.rglob("*")) if folder.exists() else []:
                 if path.is_file() and keep(path):
                     tar.add(path, arcname=str(path.relative_to(REPO)))
+                elif path.is_file() and path.name == "last.ckpt" and path.stat().st_mtime >= since:
+                    finished.append(path)
+    pack_weights(out / "weights.tar.gz", finished)
+
+
+#: What a weights-only checkpoint keeps of a Lightning checkpoint (``stgnn-diag sensitivity --checkpoint`` and
+#: ``stgnn-diag evaluate`` read it); the optimizer and loop state are dropped: these units are finished.
+WEIGHT_KEYS = ("state_dict", "hyper_parameters", "epoch", "global_step", "pytorch-lightning_version")
+
+
+def pack_weights(dest: Path, checkpoints) -> None:
+    """``dest`` (a ``.tar.gz``): weights-only copies of ``checkpoints``, at their paths in the repository.
+
+    A finished unit's checkpoint is not needed to resume, but its weights are what a later look at the trained
+    model needs (per-step errors, sensitivity); a unit of ``cpu-15min`` is about 0.2 MB this way.
+    """
+    import torch
+
+    with tempfile.TemporaryDirectory() as tmp, tarfile.open(dest, "w:gz") as tar:
+        for i, path in enumerate(checkpoints):
+            ckpt = torch.load(path, map_location="cpu", weights_only=False)
+            small = Path(tmp) / f"{i}.ckpt"
+            torch.save({k: ckpt[k] for k in WEIGHT_KEYS if k in ckpt}, small)
+            tar.add(small, arcname=str(path.relative_to(REPO)))
 
 
 def main(argv=None) -> int:

@@ -6,6 +6,8 @@ import tarfile
 import time
 from pathlib import Path
 
+import torch
+
 _spec = importlib.util.spec_from_file_location(
     "gpu_batch", Path(__file__).resolve().parents[2] / "benchmarks" / "gpu_batch.py")
 gpu_batch = importlib.util.module_from_spec(_spec)
@@ -40,7 +42,10 @@ def test_queue_skips_done_units_and_pack_keeps_only_resumable_checkpoints(tmp_pa
     since = time.time() - 1
     os.utime(old, (since - 100, since - 100))  # written before the lease: not packed
     _touch(done / "result.json", "new")
-    _touch(done / "run" / "checkpoints" / "last.ckpt")                # finished unit: checkpoint dropped
+    ckpt = done / "run" / "checkpoints" / "last.ckpt"                # finished unit: weights only, apart
+    ckpt.parent.mkdir(parents=True)
+    torch.save({"state_dict": {"w": torch.ones(3)}, "hyper_parameters": {"model_name": "tas_attn_none"},
+                "optimizer_states": [{"state": torch.zeros(1000)}], "loops": {}}, ckpt)
     partial = tmp_path / t1 / "tts_attn_none__dcrnn__h12__cpu-15min__s0"
     _touch(partial / "run" / "config.json")
     _touch(partial / "run" / "checkpoints" / "last.ckpt")             # unfinished: kept, to resume
@@ -57,6 +62,11 @@ def test_queue_skips_done_units_and_pack_keeps_only_resumable_checkpoints(tmp_pa
     assert names == {rel(done / "result.json"), rel(partial / "run" / "config.json"),
                      rel(partial / "run" / "checkpoints" / "last.ckpt"), rel(paper / "result.json"),
                      rel(paper / "run" / "checkpoints" / "last.ckpt")}
+    with tarfile.open(out / "weights.tar.gz") as tar:
+        assert tar.getnames() == [rel(ckpt)]
+        tar.extractall(tmp_path / "back", filter="data")
+    back = torch.load(tmp_path / "back" / rel(ckpt), weights_only=False)
+    assert set(back) == {"state_dict", "hyper_parameters"} and torch.equal(back["state_dict"]["w"], torch.ones(3))
 
 
 def test_dry_run_lists_the_queue(capsys, tmp_path, monkeypatch):
