@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import Dict, List, Optional
 
-from .tables import format_metrics_table
+from .tables import format_metrics_table, format_step_table
 
 
 def _models(args) -> int:
@@ -61,17 +61,37 @@ def _train(args) -> int:
 def _evaluate(args) -> int:
     from .training import evaluate
 
+    steps = _parse_steps(args.steps)
     result = evaluate(args.model, args.checkpoint, data_root=args.data_root, protocol=args.protocol,
                       horizon=args.horizon, split=args.split, max_windows=args.max_windows,
-                      progress=not args.no_progress)
-    print(format_metrics_table([result], horizon=result["horizon"]))
+                      progress=not args.no_progress, steps=steps)
+    if steps == "all":
+        print(format_step_table(result))
+    else:
+        print(format_metrics_table([result], horizon=result["horizon"], steps=steps))
+    if result["constant_steps"]:
+        print(f"\nnote: the prediction is one constant at step(s) {result['constant_steps']} (every window and node): "
+              f"the model no longer uses its input there (e.g. a read-out whose ReLU units are all inactive)")
     if args.json:
         from .training.run_dir import write_json
 
         write_json(Path(args.json), {**result["metrics"], "model": result["model"], "protocol": result["protocol"],
-                                     "horizon": result["horizon"], "split": result["split"]})
+                                     "horizon": result["horizon"], "split": result["split"],
+                                     "constant_steps": result["constant_steps"]})
         print(f"wrote {args.json}")
     return 0
+
+
+def _parse_steps(values):
+    """``--steps``: None (the protocol's), ``"all"`` or a list of 1-based steps."""
+    if not values:
+        return None
+    if values == ["all"]:
+        return "all"
+    try:
+        return [int(v) for v in values]
+    except ValueError:
+        raise ValueError(f"--steps takes 'all' or step numbers, not {' '.join(values)!r}") from None
 
 
 def _add_data_args(p: argparse.ArgumentParser) -> None:
@@ -125,6 +145,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--horizon", type=int, help="default: the checkpoint's, else 12")
     p.add_argument("--split", default="test", choices=("train", "val", "test"))
     p.add_argument("--json", help="write the metrics (mae@3, rmse@12, mape@6, mae@avg, ...) to this file")
+    p.add_argument("--steps", nargs="+", metavar="STEP", help="1-based steps to score (default: 3 6 12 [24 36]); "
+                   "'all': every step, one row each (finds a step the model predicts as a constant)")
     _add_data_args(p)
     p.set_defaults(func=_evaluate)
 

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Dict, Optional, Union
+from typing import Any, Dict, List, Optional, Sequence, Union
 
 import numpy as np
 import torch
@@ -37,9 +37,25 @@ def predict_split(module, splits, split: str = "test", batch_size: int = 64, pro
     return np.concatenate(out)
 
 
-def score(pred: np.ndarray, ds: WindowDataset, horizon: int) -> Dict[str, float]:
-    """Masked MAE / RMSE / MAPE at the protocol's steps and pooled (``mae@3`` ... ``mae@avg``)."""
-    return horizon_metrics(pred, ds.targets(), steps=default_steps(horizon))
+def score(pred: np.ndarray, ds: WindowDataset, horizon: int, steps: Optional[Sequence[int]] = None
+          ) -> Dict[str, float]:
+    """Masked MAE / RMSE / MAPE at ``steps`` (default: the protocol's) and pooled (``mae@3`` ... ``mae@avg``)."""
+    return horizon_metrics(pred, ds.targets(), steps=default_steps(horizon) if steps is None else steps)
+
+
+#: A predicted step whose standard deviation over windows and nodes is below this (mph) is constant.
+CONSTANT_STD = 1e-4
+
+
+def constant_steps(pred: np.ndarray) -> List[int]:
+    """1-based steps at which ``pred [windows, horizon, nodes]`` is one constant for every window and node.
+
+    A trained model that does this has stopped using its input for that step, e.g. a read-out whose ReLU
+    units are all inactive for it (no gradient reaches them, so training cannot bring the step back). The
+    fixed steps of a metric table (3 / 6 / 12) can hide such a step; the pooled ``@avg`` column shows it.
+    """
+    std = pred.reshape(pred.shape[0], pred.shape[1], -1).transpose(1, 0, 2).reshape(pred.shape[1], -1).std(axis=1)
+    return [int(i) + 1 for i in np.flatnonzero(std < CONSTANT_STD)]
 
 
 def load_checkpoint(path: Union[str, Path], model: Optional[str] = None):
@@ -86,11 +102,14 @@ def load_checkpoint(path: Union[str, Path], model: Optional[str] = None):
 def evaluate(model: Optional[str] = None, checkpoint: Optional[Union[str, Path]] = None, *,
              data_root=None, protocol: Optional[str] = None, horizon: Optional[int] = None,
              window: int = 12, split: str = "test", max_windows: Optional[int] = None,
-             batch_size: int = 64, progress: bool = True, splits=None) -> Dict[str, Any]:
+             batch_size: int = 64, progress: bool = True, splits=None,
+             steps: Optional[Union[Sequence[int], str]] = None) -> Dict[str, Any]:
     """Metrics of a baseline (``model`` in ``BASELINES``) or of a checkpoint on ``split``.
 
     For a checkpoint the protocol, window and horizon default to the ones it was trained with;
-    asking for another horizon raises :class:`CheckpointError`.
+    asking for another horizon raises :class:`CheckpointError`. ``steps``: 1-based steps to score
+    (default: the protocol's 3 / 6 / 12 [/ 24 / 36]; ``"all"``: every step); the result's ``constant_steps`` lists the steps
+    whose prediction is one constant (see :func:`constant_steps`).
     """
     if checkpoint is None and model is None:
         raise ValueError("Give a baseline name (model) or a checkpoint.")
@@ -119,4 +138,5 @@ def evaluate(model: Optional[str] = None, checkpoint: Optional[Union[str, Path]]
         pred = baseline_predict(model, splits, split)
     return {"model": name, "protocol": protocol, "horizon": horizon, "split": split,
             "windows": int(len(splits[split])), "checkpoint": str(checkpoint) if checkpoint else None,
-            "metrics": score(pred, splits[split], horizon)}
+            "metrics": score(pred, splits[split], horizon, range(1, horizon + 1) if steps == "all" else steps),
+            "constant_steps": constant_steps(pred) if module is not None else []}

@@ -1,0 +1,52 @@
+"""`evaluate --steps`: every step scored, and a step the model predicts as one constant found."""
+import numpy as np
+import pytest
+import torch
+
+from stgnn_diag.cli import main
+from stgnn_diag.training import TrainConfig, evaluate, train
+from stgnn_diag.training.evaluate import constant_steps
+
+from .test_engine import TINY
+
+
+def test_constant_steps_on_hand_made_predictions():
+    rng = np.random.default_rng(0)
+    pred = rng.normal(50, 5, size=(20, 6, 7)).astype(np.float32)  # [windows, horizon, nodes]
+    pred[:, 1] = 61.5   # step 2: one value everywhere
+    pred[:, 4, :3] = 3.0  # step 5: constant on some nodes only -> not constant
+    assert constant_steps(pred) == [2]
+    assert constant_steps(rng.normal(size=(5, 3, 4))) == []
+
+
+def test_every_step_of_a_baseline_matches_the_default_steps(metr_la_root):
+    full = evaluate("last_value", data_root=metr_la_root, max_windows=300, progress=False, steps="all")
+    default = evaluate("last_value", data_root=metr_la_root, max_windows=300, progress=False)
+    assert {f"mae@{s}" for s in range(1, 13)} <= set(full["metrics"])
+    for k, v in default["metrics"].items():
+        assert full["metrics"][k] == pytest.approx(v)
+    assert full["constant_steps"] == []
+
+
+def test_a_dead_read_out_step_is_found(tmp_path, metr_la_root, capsys):
+    train(TrainConfig(out=str(tmp_path / "run"), data_root=str(metr_la_root), **TINY))
+    ckpt = torch.load(tmp_path / "run" / "checkpoints" / "last.ckpt", map_location="cpu", weights_only=False)
+    # step 4's read-out: no input weight and a negative bias, so every ReLU unit is off (as a dead unit ends up)
+    w, b = "model.time_readout.weight", "model.time_readout.bias"
+    ckpt["state_dict"][w][3] = 0.0
+    ckpt["state_dict"][b][3] = -1.0
+    dead = tmp_path / "dead.ckpt"
+    torch.save(ckpt, dead)
+    live = evaluate(checkpoint=tmp_path / "run" / "checkpoints" / "last.ckpt", data_root=metr_la_root,
+                    max_windows=600, progress=False, steps="all")
+    assert live["constant_steps"] == []
+    assert main(["evaluate", "--checkpoint", str(dead), "--steps", "all", "--data-root", str(metr_la_root),
+                 "--max-windows", "600", "--no-progress"]) == 0
+    out = capsys.readouterr().out
+    assert "| 4 |" in out and "constant |" in out and "step(s) [4]" in out
+    assert out.count("constant |") == 1
+    assert main(["evaluate", "--model", "last_value", "--steps", "two", "--data-root", str(metr_la_root)]) != 0
+    assert "--steps takes 'all' or step numbers" in capsys.readouterr().err
+    assert main(["evaluate", "--model", "last_value", "--steps", "13", "--data-root", str(metr_la_root),
+                 "--max-windows", "300", "--no-progress"]) == 2
+    assert "outside 1..12" in capsys.readouterr().err
