@@ -112,7 +112,7 @@ def table_markdown(table: Table, *, digits: int = 3, paper: bool = False) -> str
     head = "| model | n | " + " | ".join(_col_title(c) for c in cols) + " | params | train s | peak RSS MB |"
     out += [head, "|" + "---|" * (len(cols) + 5)]
     any_resumed = any_bound = False
-    mixed = len({k for r in rows for k in r.train_time_s}) > 1 or any(len(r.train_time_s) > 1 for r in rows)
+    mixed = len({k for r in rows for k in r.train_time_s}) > 1  # seeds trained on a GPU and on a CPU
     for r in rows:
         cells = []
         for c in cols:

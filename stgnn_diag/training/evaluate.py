@@ -54,7 +54,7 @@ def constant_steps(pred: np.ndarray) -> List[int]:
     units are all inactive for it (no gradient reaches them, so training cannot bring the step back). The
     fixed steps of a metric table (3 / 6 / 12) can hide such a step; the pooled ``@avg`` column shows it.
     """
-    std = pred.reshape(pred.shape[0], pred.shape[1], -1).transpose(1, 0, 2).reshape(pred.shape[1], -1).std(axis=1)
+    std = np.moveaxis(pred, 1, 0).reshape(pred.shape[1], -1).std(axis=1)  # per step, over windows and nodes
     return [int(i) + 1 for i in np.flatnonzero(std < CONSTANT_STD)]
 
 
