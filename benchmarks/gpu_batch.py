@@ -6,10 +6,12 @@ One GPU, a fixed number of minutes (a rented or lent machine). The script runs, 
 2. ``--speed``: ``benchmarks/bench_speed_cost.py --device cuda`` for our models, alone on the GPU.
 3. The training pool, until ``--deadline-s`` after the start:
 
-   * ``--paper-models`` (e.g. T&S (b) and (e)) on the authors' schedule (budget ``paper``). When the 150
-     epochs cannot finish before the deadline, a probe times one training step on the GPU first and the
+   * ``--paper-models`` (e.g. T&S (b) and (e)) on the authors' schedule (budget ``paper``, seed 0). When the
+     150 epochs cannot finish before the deadline, a probe times one training step on the GPU first and the
      schedule is shortened to the largest of ``EPOCH_MENU`` that fits (warm-up and cosine decay over the
-     shorter run; the budget label says ``paper+eE``: never mistaken for the full budget);
+     shorter run; the budget label says ``paper+eE``: never mistaken for the full budget). With
+     ``--paper-full`` the schedule is never shortened: the units train the full 150 epochs over as many
+     leases as it takes (see "A full-budget run over several leases" below);
    * ``--workers`` processes working through the ``cpu-15min`` units that are not done yet: Table 1
      (``models/results/table1-cpu``, horizon 12, seeds 0-2) then the long horizon
      (``models/results/horizon36-cpu``, horizon 36, seeds 0-1). The budget is a number of steps, so a unit
@@ -30,7 +32,18 @@ Usage (on the GPU machine, from the repository root; ``$STGNN_DIAG_DATA`` points
 then, on the machine that keeps the repository: ``tar xzf OUT/results.tar.gz`` (and ``tar xzf
 OUT/weights.tar.gz``: the checkpoints land in the units' git-ignored ``run/checkpoints/``) and
 ``stgnn-diag bench --results models/results/table1-cpu --report-only --paper-rows``.
-``--dry-run`` lists the queue and exits.
+``--dry-run`` lists the queue (and, with ``--paper-models``, the paper-schedule units and their state) and exits.
+
+A full-budget run over several leases
+-------------------------------------
+The 150 epochs take about 17-21 minutes of an H200 per unit, longer than one 15-minute lease. With
+``--paper-full`` each lease trains the units until the deadline; the deadline interrupts them and
+``results.tar.gz`` brings back their ``last.ckpt`` (model, optimizer, schedule, early-stopping and loop
+state). Extract it here and commit the unit folder, checkpoint included (``git add -f``: checkpoints are
+git-ignored; about 1 MB a unit), so that the next lease, in any later session, finds the checkpoint in the
+working tree and the same command resumes the units where they stopped. ``--dry-run --paper-full
+--paper-models ...`` says how far each unit got. A unit finishes (test pass, ``result.json``) in the lease
+that reaches epoch 150 or early stopping.
 """
 from __future__ import annotations
 
@@ -75,6 +88,26 @@ def bench_cmd(results: str, model: str, horizon: int, seed: int, budget: str, ex
     emb = [a for kv in ("node_embedding=true", "tod_embedding=288") for a in ("--set-for", model, kv)]
     return [sys.executable, "-m", "stgnn_diag.cli", "bench", "--models", model, *emb, "--seeds", str(seed), "--budgets", budget, "--protocols", "dcrnn", "--horizons", str(horizon),
             "--accelerator", accelerator, "--results", results, "--no-report", "--no-progress", *extra]
+
+
+def paper_unit(model: str, label: str = "paper") -> Path:
+    """The folder of ``model``'s paper-schedule unit (seed 0, horizon 12, canonical protocol)."""
+    return _unit_dir(PAPER_RESULTS, model, 12, label, 0)
+
+
+def paper_state(unit: Path) -> str:
+    """``done``, ``new``, or how far an interrupted unit got (the step its ``last.ckpt`` resumes at)."""
+    if (unit / "result.json").exists():
+        return "done"
+    ckpt = unit / "run" / "checkpoints" / "last.ckpt"
+    if not ckpt.exists():
+        return "new"
+    import torch
+
+    state = torch.load(ckpt, map_location="cpu", weights_only=False)
+    total = 150 * PAPER_STEPS_PER_EPOCH
+    return (f"partial: resumes at step {state.get('global_step')} of {total} (epoch {state.get('epoch')} of 150; "
+            f"early stopping may end it sooner)")
 
 
 def probe_step_seconds(model_name: str, batch: int = 128, steps: int = 30, device: str = "cuda",
@@ -219,6 +252,8 @@ def main(argv=None) -> int:
     p.add_argument("--deadline-s", type=float, required=True, help="stop training this long after the start")
     p.add_argument("--workers", type=int, default=4, help="parallel cpu-15min units")
     p.add_argument("--paper-models", nargs="*", default=[], help="models on the authors' schedule (seed 0)")
+    p.add_argument("--paper-full", action="store_true", help="train --paper-models on the full 150 epochs, "
+                   "over several leases if need be (interrupted at the deadline, resumed by the next run)")
     p.add_argument("--slowdown", type=float, default=3.0, help="assumed step-time factor of a paper unit in "
                    "the shared pool (Lightning, data, other processes on the GPU) over the lone probe; 3.0 was "
                    "measured with 4 workers on an H200 (111 ms vs 36.6 ms a step)")
@@ -235,6 +270,11 @@ def main(argv=None) -> int:
         print(f"{len(queue)} cpu-15min units to run:")
         for u in queue:
             print("  ", *u)
+        if args.paper_models:
+            label = "paper" if args.paper_full else "paper+eE (E: what fits before the deadline)"
+            print(f"paper-schedule units ({label}):")
+            for m in args.paper_models:
+                print(f"   {m}: {paper_state(paper_unit(m)) if args.paper_full else 'new'}")
         return 0
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -264,17 +304,21 @@ def main(argv=None) -> int:
                    bench_cmd(*queue[i], "cpu-15min", accelerator=acc))
     queue = queue[args.workers:]
     paper_units = set()
-    if args.paper_models:
+    if args.paper_models and args.paper_full:  # resumed from last.ckpt where a unit has one
+        epochs = 150
+        summary["paper_full"] = {m: paper_state(paper_unit(m)) for m in args.paper_models}
+    elif args.paper_models:
         step_s = probe_step_seconds(args.paper_models[0], steps=args.probe_steps, warmup=min(10, args.probe_steps),
                                     device="cuda" if acc == "gpu" else "cpu")
         left = args.deadline_s - (time.time() - t_start) - 75  # start-up, the test pass, the interrupt grace
         epochs = paper_epochs(step_s, left, args.slowdown)
         summary["paper_probe"] = {"model": args.paper_models[0], "step_s": round(step_s, 5),
                                   "seconds_left": round(left), "slowdown": args.slowdown, "epochs": epochs}
+    if args.paper_models:
         extra = [] if epochs == 150 else ["--max-epochs", str(epochs)]
         label = "paper" if epochs == 150 else f"paper+e{epochs}"
         for m in args.paper_models if epochs else []:
-            paper_units.add(f"{m}__dcrnn__h12__{label}__s0")
+            paper_units.add(paper_unit(m, label).name)
             pool.start(f"paper_{m}", bench_cmd(PAPER_RESULTS, m, 12, 0, "paper", extra, accelerator=acc))
     n_paper = len(paper_units)
     while time.time() - t_start < args.deadline_s:

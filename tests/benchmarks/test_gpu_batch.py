@@ -81,3 +81,50 @@ def test_timed_phases_see_the_repository_on_the_python_path(tmp_path):
     rec = gpu_batch._timed([sys.executable, "-c", "import os; print(os.environ['PYTHONPATH'])"], 60, log)
     assert rec["returncode"] == 0
     assert str(gpu_batch.REPO) in log.read_text().strip().split(os.pathsep)
+
+
+class _DoneProcess:
+    returncode = 0
+
+    def poll(self):
+        return 0
+
+
+def test_paper_full_resumes_the_units_instead_of_shortening_them(tmp_path, monkeypatch, capsys):
+    # the 150 epochs span several leases: each run trains the full-budget units from their last checkpoint
+    monkeypatch.setattr(gpu_batch, "REPO", tmp_path)
+    partial = gpu_batch.paper_unit("tas_attn_none")
+    assert partial == tmp_path / gpu_batch.PAPER_RESULTS / "tas_attn_none__dcrnn__h12__paper__s0"
+    (partial / "run" / "checkpoints").mkdir(parents=True)
+    torch.save({"global_step": 5000, "epoch": 26, "state_dict": {}}, partial / "run" / "checkpoints" / "last.ckpt")
+    _touch(gpu_batch.paper_unit("tas_attn_dropout") / "result.json")
+    models = ["--paper-models", "tas_attn_none", "tas_attn_penalty", "tas_attn_dropout", "--paper-full"]
+
+    assert gpu_batch.main(["--out", str(tmp_path / "out"), "--deadline-s", "1", "--dry-run", *models]) == 0
+    out = capsys.readouterr().out
+    total = 150 * gpu_batch.PAPER_STEPS_PER_EPOCH
+    assert f"tas_attn_none: partial: resumes at step 5000 of {total} (epoch 26 of 150" in out
+    assert "tas_attn_penalty: new" in out and "tas_attn_dropout: done" in out
+
+    started = []
+
+    def fake_start(self, name, cmd):  # the resumed unit trains on until the deadline and checkpoints
+        started.append(cmd)
+        self.procs.append((name, _DoneProcess()))
+        if name == "paper_tas_attn_none":
+            time.sleep(0.05)  # file times tick coarser than time.time(): written "after the start" for pack
+            torch.save({"global_step": 9000, "epoch": 48}, partial / "run" / "checkpoints" / "last.ckpt")
+
+    def no_probe(*a, **k):
+        raise AssertionError("--paper-full must not shorten the schedule, so it needs no step probe")
+
+    monkeypatch.setattr(gpu_batch.Pool, "start", fake_start)
+    monkeypatch.setattr(gpu_batch, "probe_step_seconds", no_probe)
+    assert gpu_batch.main(["--out", str(tmp_path / "out"), "--deadline-s", "5", "--workers", "0", *models]) == 0
+    assert len(started) == 3
+    for cmd in started:
+        assert cmd[cmd.index("--budgets") + 1] == "paper" and "--max-epochs" not in cmd
+        assert cmd[cmd.index("--results") + 1] == gpu_batch.PAPER_RESULTS
+    with tarfile.open(tmp_path / "out" / "results.tar.gz") as tar:  # the checkpoint to resume from comes back
+        assert str((partial / "run" / "checkpoints" / "last.ckpt").relative_to(tmp_path)) in tar.getnames()
+    assert "resumes at step 9000" in gpu_batch.paper_state(partial)
