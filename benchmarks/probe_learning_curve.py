@@ -11,6 +11,8 @@ Usage::
 
     python benchmarks/probe_learning_curve.py tas_attn_none --ov '{"hidden_size": 32}' --steps 900 \\
         --eval-every 150 --threads 1
+    python benchmarks/probe_learning_curve.py pygt:TGCN2 --steps 300 --eval-every 100 --threads 1 \
+        --graph self-loops      # the same model with the sensor graph reduced to self-loops
 """
 import argparse
 import json
@@ -38,6 +40,8 @@ def main(argv=None):
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--warm", type=int, default=50, help="warm-up steps")
     p.add_argument("--wd", type=float, default=1e-4)
+    p.add_argument("--graph", choices=("sensor", "self-loops"), default="sensor",
+                   help="self-loops: replace the sensor graph by one self-loop per node (ablates the message passing)")
     p.add_argument("--data-root", default=None)
     a = p.parse_args(argv)
     torch.set_num_threads(a.threads)
@@ -46,6 +50,8 @@ def main(argv=None):
     m = create_model(a.model, **{**dict(n_nodes=sp.n_nodes, exog_size=a.cov), **json.loads(a.ov)})
     print("params", sum(q.numel() for q in m.parameters()), flush=True)
     ei, ew = sp.edge_index, sp.edge_weight.float()
+    if a.graph == "self-loops":
+        ei, ew = torch.arange(sp.n_nodes).repeat(2, 1), torch.ones(sp.n_nodes)
     mean, std = float(sp.scaler.mean), float(sp.scaler.std)
     opt = torch.optim.AdamW(m.parameters(), lr=a.lr, weight_decay=a.wd)
 
