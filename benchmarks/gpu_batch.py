@@ -18,8 +18,8 @@ One GPU, a fixed number of minutes (a rented or lent machine). The script runs, 
      trained on the GPU follows the same schedule as one trained on the CPU; its result records the machine.
      Every unit gets the learned node and time-of-day embeddings, as in ``grids/attention-embeddings.json``.
 
-   At the deadline every unit still training is interrupted (SIGINT: bench keeps its last checkpoint, so
-   ``stgnn-diag bench`` resumes it anywhere, on a CPU too).
+   At the deadline every unit still training is interrupted (SIGINT: the unit finishes its step and
+   checkpoints it, so ``stgnn-diag bench`` resumes it anywhere, on a CPU too).
 4. Packs what the run wrote into ``--out``: ``results.tar.gz`` (unit folders; checkpoints only of
    unfinished units, plus ``last.ckpt`` of the paper-schedule units), ``weights.tar.gz`` (weights-only
    ``last.ckpt`` of the other units that finished), the logs, ``gpu_batch.json``.

@@ -22,11 +22,12 @@ from .data import WindowDataModule
 from ..nn import DiagonalSchedule
 from .ddp_check import RankAgreement
 from .evaluate import predict_split, score
+from .interrupt import CheckpointOnInterrupt
 from .module import COVARIATES, ForecastModule
 from .logs import LOGS, merge_attempt_logs, next_attempt, read_attempts, write_attempt
 from .plots import plot_loss_curve
 from .quiet import quiet_lightning
-from .run_dir import CHECKPOINTS, CONFIG_JSON, METRICS_JSON, last_checkpoint, prepare_run_dir, write_json
+from .run_dir import CHECKPOINTS, CONFIG_JSON, LAST, METRICS_JSON, last_checkpoint, prepare_run_dir, write_json
 
 
 @dataclass
@@ -202,7 +203,7 @@ def train(cfg: TrainConfig) -> Dict[str, Any]:
                         save_top_k=1, enable_version_counter=False),
     ]
     agreement = RankAgreement(splits, batch_size=max(budget.batch_size, 64))
-    callbacks.append(agreement)
+    callbacks += [agreement, CheckpointOnInterrupt(out / CHECKPOINTS / LAST)]  # Ctrl-C loses no step
     if cfg.diag_schedule:
         callbacks.append(DiagonalScheduleCallback(DiagonalSchedule.parse(cfg.diag_schedule)))
     if budget.patience:

@@ -152,6 +152,8 @@ def test_ctrl_c_then_resumed_adds_up_both_attempts(tmp_path, metr_la_root):
     args, env = _train_until_checkpoint_then(signal.SIGINT, out, metr_la_root)
     first = json.loads((out / "logs" / "attempt0" / "attempt.json").read_text())
     assert first["finished"] is False and 0 < first["end_step"] < 80 and first["fit_s"] > 0
+    # the step in progress finished and was saved: no step since the periodic checkpoint (every 25) is lost
+    assert torch.load(out / "checkpoints" / "last.ckpt", weights_only=False)["global_step"] == first["end_step"]
     assert first["environment"]["torch"] == torch.__version__
     done = subprocess.run(args + ["--resume"], env=env, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-2000:]
