@@ -40,10 +40,10 @@ The 150 epochs take about 17-21 minutes of an H200 per unit, longer than one 15-
 ``--paper-full`` each lease trains the units until the deadline; the deadline interrupts them and
 ``results.tar.gz`` brings back their ``last.ckpt`` (model, optimizer, schedule, early-stopping and loop
 state). Extract it here and commit the unit folder, checkpoint included (``git add -f``: checkpoints are
-git-ignored; about 2 MB a unit with its optimizer state), so that the next lease, in any later session, finds the checkpoint in the
-working tree and the same command resumes the units where they stopped. ``--dry-run --paper-full
---paper-models ...`` says how far each unit got. A unit finishes (test pass, ``result.json``) in the lease
-that reaches epoch 150 or early stopping.
+git-ignored; about 2 MB a unit with its optimizer state), so that the next lease, in any later session, finds
+the checkpoint in the working tree and the same command resumes the units where they stopped. ``--dry-run
+--paper-full --paper-models ...`` says how far each unit got. A unit finishes (test pass, ``result.json``)
+in the lease that reaches epoch 150 or early stopping.
 """
 from __future__ import annotations
 
