@@ -87,7 +87,8 @@ def queue_units():
 def bench_cmd(results: str, model: str, horizon: int, seed: int, budget: str, extra=(), accelerator="gpu"):
     emb = [a for kv in ("node_embedding=true", "tod_embedding=288") for a in ("--set-for", model, kv)]
     return [sys.executable, "-m", "stgnn_diag.cli", "bench", "--models", model, *emb, "--seeds", str(seed),
-            "--budgets", budget, "--protocols", "dcrnn", "--horizons", str(horizon), "--accelerator", accelerator, "--results", results, "--no-report", "--no-progress", *extra]
+            "--budgets", budget, "--protocols", "dcrnn", "--horizons", str(horizon), "--accelerator", accelerator,
+            "--results", results, "--no-report", "--no-progress", *extra]
 
 
 def paper_unit(model: str, label: str = "paper") -> Path:
