@@ -498,6 +498,8 @@ def run_grid(grid: Union[GridSpec, Iterable[Unit]], results_dir: Union[str, Path
             if isolate:
                 rc = _run_isolated(u, results_dir, data_root=data_root, accelerator=accelerator, devices=devices,
                                    progress=progress)
+                if rc == 130:  # the worker alone was interrupted (its checkpoint is kept): stop as for Ctrl-C
+                    raise KeyboardInterrupt
                 if rc == 0 and (udir / RESULT_JSON).is_file():
                     out.outcomes.append(Outcome(u, status, state, result=load_result(udir / RESULT_JSON)))
                 else:
@@ -517,7 +519,7 @@ def run_grid(grid: Union[GridSpec, Iterable[Unit]], results_dir: Union[str, Path
                                progress=progress)
                 out.outcomes.append(Outcome(u, status, state, result=res))
         except (KeyboardInterrupt, SystemExit) as e:
-            # Lightning turns Ctrl-C during fit into sys.exit(1) after a clean shutdown
+            # train() re-raises Lightning's sys.exit(1) after Ctrl-C as KeyboardInterrupt; other code may exit
             if isinstance(e, SystemExit) and not isinstance(e.code, int):
                 raise
             _restore_sigint()

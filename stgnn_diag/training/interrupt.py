@@ -52,7 +52,7 @@ class CheckpointOnInterrupt(Callback):
 
     def on_train_batch_end(self, trainer: "L.Trainer", *args: Any, **kwargs: Any) -> None:
         if self.requested:
-            trainer.save_checkpoint(self.path)
+            trainer.save_checkpoint(self.path, weights_only=False)  # full state: what --resume needs
             self._restore()
             raise KeyboardInterrupt
 

@@ -153,6 +153,13 @@ def test_ctrl_c_stops_the_grid_and_the_unit_resumes_next_time(tmp_path, monkeypa
     assert calls == [(1, True), (2, False)]  # the interrupted unit resumes; the finished one is not rerun
 
 
+def test_an_isolated_unit_interrupted_alone_stops_the_grid_without_an_error(tmp_path, monkeypatch):
+    monkeypatch.setattr(runner, "_run_isolated", lambda *a, **k: 130)  # the worker's exit status after Ctrl-C
+    out = run_grid(_fake_units(), tmp_path, isolate=True, progress=False, log=lambda s: None)
+    assert out.interrupted and [o.status for o in out.outcomes] == ["interrupted", "pending", "pending"]
+    assert not list(tmp_path.rglob("error.json"))
+
+
 def test_a_failed_unit_is_recorded_and_the_grid_goes_on(tmp_path, monkeypatch):
     def broken_first(cfg):
         if cfg.seed == 0:

@@ -119,7 +119,7 @@ def _train_until_checkpoint_then(sig, out, root):
     time.sleep(0.5)
     assert proc.poll() is None, "training finished before it could be interrupted"
     os.kill(proc.pid, sig)
-    proc.wait()
+    assert proc.wait() == (-signal.SIGKILL if sig == signal.SIGKILL else 130)  # 130: the CLI's "interrupted"
     return args, env
 
 

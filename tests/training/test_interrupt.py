@@ -12,7 +12,8 @@ class FakeTrainer:
     def __init__(self):
         self.training, self.saved = True, []
 
-    def save_checkpoint(self, path):
+    def save_checkpoint(self, path, weights_only=None):
+        assert weights_only is False  # optimizer and loop state too, or --resume could not continue
         self.saved.append(path)
 
 
