@@ -222,14 +222,13 @@ def train(cfg: TrainConfig) -> Dict[str, Any]:
     device = _device_name(cfg.accelerator)
     t0, finished = time.perf_counter(), False
     try:
-        try:
-            trainer.fit(module, datamodule=WindowDataModule(splits, budget.batch_size, seed=cfg.seed),
-                        ckpt_path=resume_from)
-        except SystemExit:  # Lightning answers Ctrl-C with sys.exit(1); callers expect an interrupt
-            if trainer.interrupted:
-                raise KeyboardInterrupt from None
-            raise
+        trainer.fit(module, datamodule=WindowDataModule(splits, budget.batch_size, seed=cfg.seed),
+                    ckpt_path=resume_from)
         finished = not trainer.interrupted
+    except SystemExit:  # Lightning answers Ctrl-C with sys.exit(1); callers expect an interrupt
+        if trainer.interrupted:
+            raise KeyboardInterrupt from None
+        raise
     finally:  # an interrupted attempt is recorded too: a resumed run adds up the time of all its attempts
         train_time = time.perf_counter() - t0
         if trainer.global_rank == 0:
