@@ -25,6 +25,7 @@ import torch
 from stgnn_diag import create_model
 from stgnn_diag.datasets import MetrLA, make_splits
 from stgnn_diag.metrics import masked_mae
+from stgnn_diag.training.malloc import keep_freed_memory
 
 
 def main(argv=None):
@@ -45,6 +46,7 @@ def main(argv=None):
     p.add_argument("--data-root", default=None)
     a = p.parse_args(argv)
     torch.set_num_threads(a.threads)
+    keep_freed_memory()
     torch.manual_seed(a.seed)
     sp = make_splits(MetrLA(a.data_root, progress=False), "dcrnn", window=12, horizon=12)
     m = create_model(a.model, **{**dict(n_nodes=sp.n_nodes, exog_size=a.cov), **json.loads(a.ov)})

@@ -40,7 +40,8 @@ def _train(args) -> int:
                       model_overrides=overrides or None, max_windows=args.max_windows,
                       max_epochs=args.max_epochs, batch_size=args.batch_size,
                       limit_train_batches=args.limit_train_batches, limit_val_batches=args.limit_val_batches,
-                      lr=args.lr, patience=args.patience, accelerator=args.accelerator, devices=args.devices,
+                      lr=args.lr, patience=args.patience, max_steps=args.max_steps, max_time=args.max_time,
+                      accelerator=args.accelerator, devices=args.devices,
                       strategy=args.strategy, num_nodes=args.num_nodes, progress=not args.no_progress,
                       resume=args.resume, overwrite=args.overwrite, diag_schedule=args.diag_schedule)
     result = train(cfg)
@@ -52,7 +53,9 @@ def _train(args) -> int:
             rows.append(evaluate(b, data_root=args.data_root, protocol=args.protocol, horizon=args.horizon,
                                  window=args.window, max_windows=args.max_windows, progress=False))
     print(f"\nrun folder: {out}  (metrics.json, metrics.csv, loss_curve.png, checkpoints/)")
-    print(f"test set, protocol {args.protocol}, horizon {args.horizon}, budget {args.budget}, "
+    length = (f", --max-time {args.max_time}: {result['global_steps']} steps (repeat with --max-steps "
+              f"{result['schedule_steps']})") if args.max_time else ""
+    print(f"test set, protocol {args.protocol}, horizon {args.horizon}, budget {args.budget}{length}, "
           f"trained {result['train_time_s']} s:\n")
     print(format_metrics_table(rows, horizon=args.horizon))
     return 0
@@ -125,6 +128,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--resume", action="store_true", help="continue the run in --out from its last checkpoint")
     p.add_argument("--overwrite", action="store_true", help="start over in an --out that holds a run")
     add_budget_arguments(p)
+    p.add_argument("--max-steps", type=int, help="train exactly this many steps (the schedule's length; repeats "
+                   "a --max-time run with the steps its metrics.json records)")
+    p.add_argument("--max-time", metavar="DURATION", help="wall-clock budget, e.g. 15m, 90s, 1h30m: the steps that "
+                   "fit are fixed after a short calibration and recorded (schedule_steps in metrics.json)")
     p.add_argument("--hidden-size", type=int)
     p.add_argument("--set", action="append", metavar="KEY=VALUE", help="any other model override (repeatable)")
     p.add_argument("--diag-schedule", metavar="PARAM:START:END:EPOCHS[:SHAPE]",

@@ -27,7 +27,7 @@ def _has_metr_la(root: Path) -> bool:
 def metr_la_root() -> Path:
     """The data root holding ``metr_la/``: ``$STGNN_DIAG_DATA``, else ``../shared/data``."""
     env = os.environ.get("STGNN_DIAG_DATA")
-    root = Path(env) if env else SHARED_DATA
+    root = Path(env).resolve() if env else SHARED_DATA  # a relative path must survive a test's chdir
     if not _has_metr_la(root):
         origin = "$STGNN_DIAG_DATA" if env else "the default ../shared/data"
         pytest.fail(

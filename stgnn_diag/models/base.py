@@ -6,7 +6,8 @@ from typing import Optional, Tuple
 import torch
 from torch import Tensor, nn
 
-from ..nn import PositionalEncoding, as_edge_index, check_edge_index
+from ..nn import PositionalEncoding
+from .inputs import check_inputs
 from .sublayers import GraphSublayer, TemporalSublayer, make_activation, make_graph_conv
 
 EXOG_MODES = ("input", "blocks")
@@ -113,34 +114,7 @@ class STAttentionBase(nn.Module):
     def check_inputs(self, x: Tensor, edge_index, edge_weight: Optional[Tensor], u: Optional[Tensor]
                      ) -> Tuple[Tensor, Optional[Tensor], Optional[Tensor]]:
         """Validate the inputs; returns ``(edge_index, edge_weight, u [b, t, n, exog])``."""
-        if not isinstance(x, Tensor):
-            raise TypeError(f"x must be a torch.Tensor, got {type(x).__name__}.")
-        if x.dim() != 4:
-            raise ValueError(f"x must have shape [batch, time, nodes, features], got {tuple(x.shape)}; "
-                             f"for a single window use x.unsqueeze(0), for one feature x.unsqueeze(-1).")
-        b, t, n, f = x.shape
-        if f != self.input_size:
-            raise ValueError(f"x has {f} features per node but the model was built with input_size={self.input_size}.")
-        if t != self.window:
-            raise ValueError(f"x has {t} time steps but the model was built with window={self.window}.")
-        if self.n_nodes is not None and n != self.n_nodes:
-            raise ValueError(f"x has {n} nodes but the model was built with n_nodes={self.n_nodes}.")
-        edge_index, edge_weight = as_edge_index(edge_index, edge_weight)
-        check_edge_index(edge_index, n, edge_weight)
-        if self.exog_size == 0:
-            if u is not None:
-                raise ValueError("u was given but the model was built with exog_size=0; "
-                                 "build it with exog_size=u.shape[-1].")
-            return edge_index, edge_weight, None
-        if u is None:
-            raise ValueError(f"The model was built with exog_size={self.exog_size}; pass u "
-                             f"[batch, time, exog] or [batch, time, nodes, exog].")
-        if u.dim() == 3:
-            u = u.unsqueeze(2).expand(-1, -1, n, -1)
-        if u.dim() != 4 or u.shape[:3] != (b, t, n) or u.size(-1) != self.exog_size:
-            raise ValueError(f"u must have shape [{b}, {t}, {self.exog_size}] or [{b}, {t}, {n}, "
-                             f"{self.exog_size}], got {tuple(u.shape)}.")
-        return edge_index, edge_weight, u.to(x.dtype)
+        return check_inputs(self, x, edge_index, edge_weight, u)
 
     # --- the three stages -----------------------------------------------------------------------
     def encode(self, x: Tensor, u: Optional[Tensor] = None) -> Tensor:

@@ -67,3 +67,40 @@ class GraphSublayer(nn.Module):
                 cond: Optional[Tensor] = None) -> Tensor:
         h = x + self.dropout(self.act(self.conv(x, edge_index, edge_weight)))
         return self.norm(h if cond is None else h + cond)
+
+
+class FeedForward(nn.Module):
+    """``LN(x + W_2 Drop(act(W_1 x)))``: the position-wise feed-forward sub-layer (post-LN).
+
+    Shapes:
+        ``[*, d]`` -> ``[*, d]``.
+    """
+
+    def __init__(self, dim: int, hidden: int, activation: str = "gelu", dropout: float = 0.0):
+        super().__init__()
+        self.fc1, self.fc2 = nn.Linear(dim, hidden), nn.Linear(hidden, dim)
+        self.act, self.drop = make_activation(activation), nn.Dropout(dropout)
+        self.norm = nn.LayerNorm(dim)
+
+    def forward(self, x: Tensor) -> Tensor:
+        return self.norm(x + self.drop(self.fc2(self.act(self.fc1(x)))))
+
+
+class TemporalBlock(nn.Module):
+    """A temporal attention sub-layer ``LN(TA(x))`` followed by a feed-forward sub-layer (or none).
+
+    ``sublayer_dropout`` acts on each sub-layer's output; ``attn_kwargs`` go to
+    :class:`~stgnn_diag.nn.TemporalAttention` (its ``dropout`` is on the attention weights).
+
+    Shapes:
+        ``[b, t, n, d]`` -> ``[b, t, n, d]``.
+    """
+
+    def __init__(self, dim: int, heads: int, ffn_size: int, sublayer_dropout: float = 0.0, **attn_kwargs):
+        super().__init__()
+        self.attention = TemporalSublayer(dim, heads, out_dropout=sublayer_dropout, **attn_kwargs)
+        self.ffn = FeedForward(dim, ffn_size, dropout=sublayer_dropout) if ffn_size else None
+
+    def forward(self, x: Tensor) -> Tensor:
+        h = self.attention(x)
+        return h if self.ffn is None else self.ffn(h)

@@ -11,6 +11,7 @@ from tqdm.auto import tqdm
 from ..baselines import BASELINES, baseline_predict
 from ..datasets import MetrLA, WindowDataset, make_splits
 from ..metrics import default_steps, horizon_metrics
+from .malloc import keep_freed_memory
 
 
 class CheckpointError(ValueError):
@@ -24,6 +25,7 @@ def predict_split(module, splits, split: str = "test", batch_size: int = 64, pro
     Shapes:
         returns ``[windows, horizon, nodes]`` float32.
     """
+    keep_freed_memory()
     ds: WindowDataset = splits[split]
     was_training = module.training
     module.eval()

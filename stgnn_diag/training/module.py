@@ -1,7 +1,6 @@
 """The Lightning module that trains any zoo model on windowed METR-LA with a masked MAE in mph."""
 from __future__ import annotations
 
-from functools import partial
 from typing import Dict, Optional
 
 import lightning as L
@@ -48,6 +47,8 @@ class ForecastModule(L.LightningModule):
             raise ValueError(f"Unknown covariates {covariates!r}; choose one of {sorted(COVARIATES)}.")
         self.model = model
         self.budget, self.steps_per_epoch, self.covariates = budget, steps_per_epoch, covariates
+        #: length of the learning-rate schedule in optimizer steps (a wall-clock budget fixes it during training)
+        self.schedule_steps = budget.max_epochs * steps_per_epoch
         self.register_buffer("edge_index", edge_index.clone())
         self.register_buffer("edge_weight", None if edge_weight is None else edge_weight.clone().float())
         mean = torch.as_tensor(scaler_mean, dtype=torch.float32)
@@ -76,12 +77,15 @@ class ForecastModule(L.LightningModule):
                 f"the last good checkpoint is kept. Try a lower --lr or stronger --grad-clip.")
         self.log("train_mae", loss, on_step=False, on_epoch=True, prog_bar=True,
                  batch_size=batch["x"].size(0), sync_dist=True)
+        self.log("lr", self.optimizers().param_groups[0]["lr"], on_step=True, on_epoch=False,
+                 batch_size=batch["x"].size(0))
         return loss
 
     def validation_step(self, batch, batch_idx):
-        loss = self._loss(batch)
-        self.log("val_mae", loss, on_step=False, on_epoch=True, prog_bar=True,
-                 batch_size=batch["x"].size(0), sync_dist=True)
+        pred = self(batch["x"], batch.get("u"))
+        kw = dict(on_step=False, on_epoch=True, batch_size=batch["x"].size(0), sync_dist=True)
+        self.log("val_mae", masked_mae(pred, batch["y"]), prog_bar=True, **kw)
+        self.log("val_mae_last", masked_mae(pred[:, -1], batch["y"][:, -1]), **kw)  # the horizon's last step
 
     def predict_step(self, batch, batch_idx, dataloader_idx: int = 0) -> Tensor:
         return self(batch["x"], batch.get("u"))
@@ -89,8 +93,18 @@ class ForecastModule(L.LightningModule):
     def configure_optimizers(self):
         b = self.budget
         opt = torch.optim.AdamW(self.parameters(), lr=b.lr, weight_decay=b.weight_decay)
-        lam = partial(warmup_cosine, warmup_steps=int(round(b.warmup_epochs * self.steps_per_epoch)),
-                      total_steps=b.max_epochs * self.steps_per_epoch, base_lr=b.lr, min_lr=b.min_lr)
+        warmup = int(round(b.warmup_epochs * self.steps_per_epoch))
+
+        def lam(step: int) -> float:  # reads schedule_steps at every step: a wall-clock budget may fix it late
+            return warmup_cosine(step, warmup_steps=warmup, total_steps=self.schedule_steps, base_lr=b.lr,
+                                 min_lr=b.min_lr)
+
         sched = torch.optim.lr_scheduler.LambdaLR(opt, lam)
         return {"optimizer": opt, "lr_scheduler": {"scheduler": sched, "interval": "step"}}
+
+    def on_save_checkpoint(self, checkpoint: Dict) -> None:
+        checkpoint["schedule_steps"] = self.schedule_steps
+
+    def on_load_checkpoint(self, checkpoint: Dict) -> None:
+        self.schedule_steps = checkpoint.get("schedule_steps", self.schedule_steps)
 

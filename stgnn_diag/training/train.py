@@ -24,6 +24,8 @@ from .ddp_check import RankAgreement
 from .evaluate import predict_split, score
 from .interrupt import CheckpointOnInterrupt
 from .module import COVARIATES, ForecastModule
+from .malloc import keep_freed_memory
+from .wall_clock import ElapsedTime, WallClockBudget, parse_duration
 from .logs import LOGS, merge_attempt_logs, next_attempt, read_attempts, write_attempt
 from .plots import plot_loss_curve
 from .quiet import quiet_lightning
@@ -52,6 +54,8 @@ class TrainConfig:
     limit_val_batches: Optional[int] = None
     lr: Optional[float] = None
     patience: Optional[int] = None
+    max_steps: Optional[int] = None       # train exactly this many steps (the schedule's length), any epochs
+    max_time: Optional[str] = None        # wall-clock budget ("15m"): fixes max_steps after a calibration
     # devices (passed through to Lightning)
     accelerator: str = "cpu"
     devices: Any = 1
@@ -62,6 +66,16 @@ class TrainConfig:
     progress: bool = True
     resume: bool = False                  # continue the run in ``out`` from checkpoints/last.ckpt
     overwrite: bool = False               # start over in an ``out`` that already holds a run
+
+
+def _check_length(cfg: TrainConfig):
+    """``--max-steps`` / ``--max-time`` checked; returns the wall-clock budget as a timedelta (or None)."""
+    if cfg.max_steps is not None and cfg.max_time is not None:
+        raise ValueError("Give --max-steps or --max-time, not both (a time budget fixes the steps itself; "
+                         "--max-steps repeats a timed run exactly).")
+    if cfg.max_steps is not None and (not isinstance(cfg.max_steps, int) or cfg.max_steps <= 0):
+        raise ValueError(f"--max-steps must be a positive integer, got {cfg.max_steps!r}.")
+    return None if cfg.max_time is None else parse_duration(cfg.max_time)
 
 
 def _resolve_covariates(model: str, covariates: str) -> str:
@@ -177,6 +191,7 @@ def train(cfg: TrainConfig) -> Dict[str, Any]:
     """
     check_model_name(cfg.model)  # unknown model -> clear error before any work
     quiet_lightning()
+    keep_freed_memory()
     budget = get_budget(cfg.budget).with_overrides(
         max_epochs=cfg.max_epochs, batch_size=cfg.batch_size, limit_train_batches=cfg.limit_train_batches,
         limit_val_batches=cfg.limit_val_batches, lr=cfg.lr, patience=cfg.patience)
@@ -189,6 +204,9 @@ def train(cfg: TrainConfig) -> Dict[str, Any]:
     data = MetrLA(cfg.data_root, progress=cfg.progress)
     splits = make_splits(data, cfg.protocol, window=cfg.window, horizon=cfg.horizon, max_windows=cfg.max_windows)
     module = build(cfg, budget, splits)
+    max_time = _check_length(cfg)
+    if cfg.max_steps:
+        module.schedule_steps = cfg.max_steps
     config = {k: v for k, v in vars(cfg).items() if k not in ("resume", "overwrite", "progress")}
     config["budget_resolved"] = budget.to_dict()
     if resume_from is None and rank_zero_only.rank == 0:
@@ -208,10 +226,15 @@ def train(cfg: TrainConfig) -> Dict[str, Any]:
         callbacks.append(DiagonalScheduleCallback(DiagonalSchedule.parse(cfg.diag_schedule)))
     if budget.patience:
         callbacks.append(EarlyStopping("val_mae", patience=budget.patience, mode="min"))
+    callbacks.append(ElapsedTime())
+    if max_time is not None:
+        callbacks.append(WallClockBudget(max_time))
     if cfg.progress:
         callbacks.append(TQDMProgressBar(refresh_rate=5))
+    by_length = cfg.max_steps or max_time is not None
     trainer = L.Trainer(
-        max_epochs=budget.max_epochs, limit_train_batches=budget.limit_train_batches,
+        max_epochs=-1 if by_length else budget.max_epochs, max_steps=cfg.max_steps or -1, max_time=max_time,
+        limit_train_batches=budget.limit_train_batches,
         limit_val_batches=budget.limit_val_batches, gradient_clip_val=budget.grad_clip,
         accelerator=cfg.accelerator, devices=cfg.devices, strategy=cfg.strategy, num_nodes=cfg.num_nodes,
         callbacks=callbacks, logger=CSVLogger(out / LOGS, name="", version=attempt), enable_progress_bar=cfg.progress,
@@ -247,6 +270,7 @@ def train(cfg: TrainConfig) -> Dict[str, Any]:
         "metrics": score(pred, splits.test, cfg.horizon),
         "parameters": sum(p.numel() for p in module.model.parameters()),
         "epochs": trainer.current_epoch, "global_steps": trainer.global_step,
+        "schedule_steps": module.schedule_steps, "max_time": cfg.max_time,
         # all attempts' fit time; when an earlier attempt left no record, this attempt's alone (flagged)
         "train_time_s": round(sum(fit_times) if None not in fit_times else train_time, 1),
         "train_time_complete": None not in fit_times, "attempts": attempts, "resumed": resume_from is not None,

@@ -1,15 +1,29 @@
-"""Zoo entries: the diagonal-sink paper's variants (a)-(e) in both arrangements, and ``paper_tas``."""
+"""Zoo entries: the diagonal-sink paper's variants (a)-(e) in both arrangements, and ``paper_tas``.
+
+* ``tas_attn_*`` / ``tts_attn_*``: the library's forecasters (:class:`~stgnn_diag.models.TASForecaster`,
+  :class:`~stgnn_diag.models.TTSForecaster`), one entry per variant; only the regularizer differs.
+* ``tas_template_*`` / ``tts_template_*``: the same variants on the over-squashing paper's template
+  (:class:`~stgnn_diag.models.TASAttentionModel` / :class:`~stgnn_diag.models.TTSAttentionModel`: post-LN
+  attention and graph sub-layers on every step, a 12 x 12 time read-out), the zoo's design until
+  2026-12-01 (models/results/probes/forecaster-design/ compares the two); the structured Jacobian engine
+  handles this template exactly.
+* ``paper_tas``: the authors' reference configuration on the template.
+"""
 from __future__ import annotations
 
 from typing import Dict, Type
 
-from ..models import STAttentionBase, TASAttentionModel, TTSAttentionModel
+from torch import nn
+
+from ..models import TASAttentionModel, TASForecaster, TTSAttentionModel, TTSForecaster
 from .registry import register_model
 
 #: Shared defaults of the ``tas_attn_*`` / ``tts_attn_*`` entries (METR-LA-shaped: one speed channel,
-#: 12 steps in and out). Override any of them in ``create_model``.
-COMMON = dict(input_size=1, output_size=1, horizon=12, window=12, n_nodes=None, hidden_size=64,
-              exog_size=0, heads=4, graph_conv="diffusion", k=2, pos_encoding="sinusoidal")
+#: 12 steps in and out, time of day + weekday covariates). Override any of them in ``create_model``;
+#: ``n_nodes`` is required (node and spatio-temporal embeddings).
+COMMON = dict(input_size=1, output_size=1, horizon=12, window=12, n_nodes=None, hidden_size=32,
+              exog_size=8, heads=4, ffn_size=64, tod_embedding=288, dow_embedding=True, node_embedding=True,
+              adaptive_embedding=True, readout_size=128, readout_layers=2, graph_conv="diffusion", k=2)
 
 #: The paper's five variants as attention settings. The dropout rate of (d) is not published:
 #: 0.1 is our choice. (e) uses the authors' shipped penalty c = -0.05.
@@ -22,13 +36,13 @@ VARIANTS: Dict[str, tuple] = {
 }
 
 ARRANGEMENTS: Dict[str, tuple] = {
-    "tas_attn": (TASAttentionModel, "T&S", dict(n_layers=3)),
-    "tts_attn": (TTSAttentionModel, "TTS", dict(temporal_layers=3, spatial_layers=3)),
+    "tas_attn": (TASForecaster, "T&S", dict(n_layers=2)),
+    "tts_attn": (TTSForecaster, "TTS", dict(temporal_layers=2, spatial_layers=2)),
 }
 
 
-def _entry(cls: Type[STAttentionBase], defaults: dict, doc: str):
-    def entry(**overrides) -> STAttentionBase:
+def _entry(cls: Type[nn.Module], defaults: dict, doc: str):
+    def entry(**overrides) -> nn.Module:
         return cls(**{**defaults, **overrides})
 
     entry.defaults = defaults
@@ -39,9 +53,25 @@ def _entry(cls: Type[STAttentionBase], defaults: dict, doc: str):
 for _arch, (_cls, _label, _layers) in ARRANGEMENTS.items():
     for _variant, (_what, _attn) in VARIANTS.items():
         _name = f"{_arch}_{_variant}"
-        _doc = f"{_label} attention model, paper variant {_what}; diffusion convolution on the sensor graph."
+        _doc = (f"{_label} forecaster, paper variant {_what}; calendar / node / adaptive embeddings, attention + "
+                f"feed-forward blocks, diffusion convolution on the sensor graph, window read-out.")
         register_model(_entry(_cls, {**COMMON, **_layers, **_attn}, _doc), name=_name,
                        tags=("paper-variant", _arch))
+
+#: Defaults of the template entries (the zoo's design until 2026-12-01, at the paper's width 64).
+TEMPLATE = dict(input_size=1, output_size=1, horizon=12, window=12, n_nodes=None, hidden_size=64,
+                exog_size=0, heads=4, graph_conv="diffusion", k=2, pos_encoding="sinusoidal")
+TEMPLATE_ARRANGEMENTS: Dict[str, tuple] = {
+    "tas_template": (TASAttentionModel, "T&S", dict(n_layers=3)),
+    "tts_template": (TTSAttentionModel, "TTS", dict(temporal_layers=3, spatial_layers=3)),
+}
+
+for _arch, (_cls, _label, _layers) in TEMPLATE_ARRANGEMENTS.items():
+    for _variant, (_what, _attn) in VARIANTS.items():
+        _doc = (f"{_label} template model (the over-squashing paper's), paper variant {_what}; post-LN attention "
+                f"and diffusion sub-layers on every step, 12 x 12 time read-out.")
+        register_model(_entry(_cls, {**TEMPLATE, **_layers, **_attn}, _doc), name=f"{_arch}_{_variant}",
+                       tags=("paper-variant", "template", _arch))
 
 #: The diagonal-sink authors' reference configuration, with real message passing on the sensor graph
 #: (their published graph layer keeps only diag(A), i.e. never mixes nodes).

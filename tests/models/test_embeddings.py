@@ -10,7 +10,7 @@ EDGE_INDEX = torch.tensor([[0, 1, 2, 3, 4], [1, 2, 3, 4, 0]])
 
 def model(**kw):
     torch.manual_seed(0)
-    return stgnn_diag.create_model("tas_attn_none", hidden_size=8, heads=2, n_nodes=N, exog_size=8, **kw).eval()
+    return stgnn_diag.create_model("tas_template_none", hidden_size=8, heads=2, n_nodes=N, exog_size=8, **kw).eval()
 
 
 def test_tod_embedding_adds_the_vector_of_each_five_minute_slot():
@@ -53,9 +53,9 @@ def test_node_embedding_gives_each_node_its_own_offset():
 
 def test_embedding_errors_say_what_is_missing():
     with pytest.raises(ValueError, match="n_nodes"):
-        stgnn_diag.create_model("tts_attn_none", node_embedding=True)
+        stgnn_diag.create_model("tts_template_none", node_embedding=True)
     with pytest.raises(ValueError, match="exog_size"):
-        stgnn_diag.create_model("tts_attn_none", tod_embedding=288)
+        stgnn_diag.create_model("tts_template_none", tod_embedding=288)
     m = model(node_embedding=True)
     with pytest.raises(ValueError, match="nodes"):
         m(torch.randn(1, T, N + 1, 1), torch.tensor([[0], [1]]), u=torch.rand(1, T, 8))

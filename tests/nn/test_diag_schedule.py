@@ -15,24 +15,28 @@ def test_linear_and_cosine_values():
     assert DiagonalSchedule.parse("diag_p:0:0.3:5:cosine") == DiagonalSchedule("diag_p", 0.0, 0.3, 5, "cosine")
 
 
+#: zoo models without covariates, on a 3-node graph
+NO_COV = dict(n_nodes=3, exog_size=0, tod_embedding=0, dow_embedding=False, hidden_size=8, heads=2)
+
+
 def test_apply_changes_the_layers_and_their_output():
-    model = stgnn_diag.create_model("tts_attn_penalty", hidden_size=8, heads=2).eval()
+    model = stgnn_diag.create_model("tts_attn_penalty", **NO_COV).eval()
     x, ei = torch.randn(1, 12, 3, 1), torch.tensor([[0, 1], [1, 2]])
     y0 = model(x, ei)
     sched = DiagonalSchedule("diag_penalty", -0.05, -3.0, 2)
     assert sched.apply(model, 2) == -3.0
     assert all(float(m.penalty) == -3.0 for m in attention_layers(model))
     assert not torch.allclose(model(x, ei), y0)
-    drop = stgnn_diag.create_model("tas_attn_dropout", hidden_size=8, heads=2)
-    assert set_diagonal_strength(drop, "diag_p", 0.25) == 3
+    drop = stgnn_diag.create_model("tas_attn_dropout", **NO_COV)
+    assert set_diagonal_strength(drop, "diag_p", 0.25) == drop.n_layers == 2
     assert all(m.diag_p == 0.25 for m in attention_layers(drop))
 
 
 def test_bad_schedules():
     with pytest.raises(ValueError, match="no TemporalAttention with diag='dropout'"):
-        set_diagonal_strength(stgnn_diag.create_model("tas_attn_none"), "diag_p", 0.1)
+        set_diagonal_strength(stgnn_diag.create_model("tas_attn_none", **NO_COV), "diag_p", 0.1)
     with pytest.raises(ValueError, match=r"\[0, 1\)"):
-        set_diagonal_strength(stgnn_diag.create_model("tas_attn_dropout"), "diag_p", 1.0)
+        set_diagonal_strength(stgnn_diag.create_model("tas_attn_dropout", **NO_COV), "diag_p", 1.0)
     with pytest.raises(ValueError, match="learnable"):
         set_diagonal_strength(TemporalAttention(8, 2, diag="penalty", learn_penalty=True), "diag_penalty", -1.0)
     with pytest.raises(ValueError, match="expected param"):

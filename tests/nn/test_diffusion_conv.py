@@ -32,10 +32,10 @@ def test_one_forward_hop_moves_information_along_the_edges():
 
 
 @pytest.mark.parametrize("k", [1, 2, 3])
-@pytest.mark.parametrize("dense_max_nodes", [0, 2048])  # 0: PyG gather/scatter path; 2048: dense path
-def test_matches_dense_dcrnn_closed_form(k, dense_max_nodes):
+@pytest.mark.parametrize("propagation", ["auto", "csr", "dense", "scatter"])
+def test_matches_dense_dcrnn_closed_form(k, propagation):
     torch.manual_seed(0)
-    conv = DiffusionConv(4, 5, k=k, dense_max_nodes=dense_max_nodes).double()
+    conv = DiffusionConv(4, 5, k=k, propagation=propagation).double()
     x = torch.randn(2, 3, 3, 4, dtype=torch.float64)
     _, pf, pb = dense_supports()
     terms = [x]
@@ -46,6 +46,30 @@ def test_matches_dense_dcrnn_closed_form(k, dense_max_nodes):
             terms.append(h)
     expected = conv.lin(torch.cat(terms, -1))
     torch.testing.assert_close(conv(x, EDGE_INDEX, EDGE_WEIGHT), expected)
+
+
+def test_cached_supports_follow_a_new_graph_and_in_place_edits():
+    torch.manual_seed(0)
+    conv = DiffusionConv(4, 4, k=2).double()
+    x = torch.randn(2, 3, 3, 4, dtype=torch.float64)
+    ref = DiffusionConv(4, 4, k=2, propagation="scatter").double()
+    ref.load_state_dict(conv.state_dict())
+    w = EDGE_WEIGHT.clone()
+    torch.testing.assert_close(conv(x, EDGE_INDEX, w), ref(x, EDGE_INDEX, w))
+    w.mul_(torch.tensor([1.0, 3.0, 0.5, 2.0], dtype=w.dtype))  # in place, changing each source's shares
+    torch.testing.assert_close(conv(x, EDGE_INDEX, w), ref(x, EDGE_INDEX, w))
+    flipped = EDGE_INDEX.flip(0)  # another graph
+    torch.testing.assert_close(conv(x, flipped, w), ref(x, flipped, w))
+
+
+def test_csr_gradient_matches_scatter_gradient():
+    torch.manual_seed(0)
+    a, b = DiffusionConv(4, 4, k=2, propagation="csr").double(), DiffusionConv(4, 4, k=2, propagation="scatter").double()
+    b.load_state_dict(a.state_dict())
+    x = torch.randn(2, 3, 3, 4, dtype=torch.float64, requires_grad=True)
+    ga = torch.autograd.grad(a(x, EDGE_INDEX, EDGE_WEIGHT).square().sum(), x)[0]
+    gb = torch.autograd.grad(b(x, EDGE_INDEX, EDGE_WEIGHT).square().sum(), x)[0]
+    torch.testing.assert_close(ga, gb)
 
 
 def test_random_walk_weights_sum_to_one_per_source():

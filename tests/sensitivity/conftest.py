@@ -15,7 +15,7 @@ def edge_weight():
     return torch.rand(6, generator=torch.Generator().manual_seed(1), dtype=torch.float64) + 0.1
 
 
-def tiny(name: str = "tas_attn_none", **kw):
+def tiny(name: str = "tas_template_none", **kw):
     """A zoo model at width 8 (2 heads), 4 input steps, 3 output steps, in float64 and eval mode."""
     torch.manual_seed(0)
     kw = {"hidden_size": 8, "heads": 2, "window": T, "horizon": H, **kw}

@@ -7,7 +7,7 @@ from .conftest import EDGE_INDEX, H, tiny, window
 
 
 def test_a_dead_read_out_step_is_reported(edge_weight):
-    model = tiny("tts_attn_none")
+    model = tiny("tts_template_none")
     x, u = window(model)
     assert analyze_window(model, x, EDGE_INDEX, edge_weight, u, hidden=False).summary[
         "insensitive_output_steps"] == []

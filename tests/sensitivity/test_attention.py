@@ -11,7 +11,7 @@ from .conftest import EDGE_INDEX, T, tiny
 
 
 def test_stats_match_the_layers_own_attention(edge_weight):
-    model = tiny("tts_attn_penalty", diag_penalty=-2.0)
+    model = tiny("tts_template_penalty", diag_penalty=-2.0)
     x = torch.randn(3, T, 5, 1, dtype=torch.float64)
     stats = attention_diagnostics(model, x, EDGE_INDEX, edge_weight)
     assert [s.layer for s in stats] == [f"temporal.{i}.attention" for i in range(3)]
@@ -31,7 +31,7 @@ def test_stats_match_the_layers_own_attention(edge_weight):
 
 
 def test_mask_has_no_diagonal_mass_and_causal_rows(edge_weight):
-    model = tiny("tas_attn_mask", causal=True)
+    model = tiny("tas_template_mask", causal=True)
     x = torch.randn(2, T, 5, 1, dtype=torch.float64)
     for s in attention_diagnostics(model, x, EDGE_INDEX, edge_weight):
         assert float(s.diag_mass.abs().max()) == 0.0
@@ -51,7 +51,7 @@ def test_model_without_attention_layers():
 
 
 def test_training_mode_is_reported_and_restored(edge_weight):
-    model = tiny("tas_attn_dropout", attn_dropout=0.5).train()
+    model = tiny("tas_template_dropout", attn_dropout=0.5).train()
     x = torch.randn(T, 5, 1, dtype=torch.float64)
     with pytest.warns(TrainingModeWarning):
         a = attention_diagnostics(model, x, EDGE_INDEX, edge_weight)

@@ -26,7 +26,7 @@ def loaded(monkeypatch, metr_la):
 
 @pytest.mark.realdata
 def test_cli_on_an_untrained_model(loaded, tmp_path, capsys):
-    args = parse(["--model", "tts_attn_mask", "--hidden-size", "8", "--window", "-1", "--out", str(tmp_path),
+    args = parse(["--model", "tts_template_mask", "--hidden-size", "8", "--window", "-1", "--out", str(tmp_path),
                   "--no-progress"])
     assert args.func(args) == 0
     out = capsys.readouterr().out
@@ -46,7 +46,7 @@ def test_cli_on_an_untrained_model(loaded, tmp_path, capsys):
 
 @pytest.mark.realdata
 def test_cli_window_out_of_range(loaded, tmp_path, capsys):
-    args = parse(["--model", "tas_attn_none", "--window", "6850", "--out", str(tmp_path)])
+    args = parse(["--model", "tas_template_none", "--window", "6850", "--out", str(tmp_path)])
     assert args.func(args) == 2
     err = capsys.readouterr().err
     assert "window 6850 is out of range" in err and "6850 windows" in err
@@ -68,23 +68,23 @@ def test_cli_with_a_lightning_style_checkpoint(loaded, tmp_path, capsys):
     assert args.func(args) == 0
     rep = json.loads((tmp_path / "rep" / "sensitivity.json").read_text())
     assert rep["meta"]["model"] == "paper_tas" and rep["meta"]["trained"] is True
-    args = parse(["--model", "tas_attn_none", "--checkpoint", str(path), "--out", str(tmp_path / "x")])
+    args = parse(["--model", "tas_template_none", "--checkpoint", str(path), "--out", str(tmp_path / "x")])
     assert args.func(args) == 2
     assert "holds a 'paper_tas' model" in capsys.readouterr().err
 
 
 def test_read_checkpoint_variants(tmp_path):
-    model = stgnn_diag.create_model("tas_attn_none", hidden_size=8, heads=2)
+    model = stgnn_diag.create_model("tas_template_none", hidden_size=8, heads=2)
     sd = model.state_dict()
     torch.save(sd, tmp_path / "bare.pt")
     got, name, kw = read_checkpoint(tmp_path / "bare.pt")
     assert name is None and kw == {} and set(got) == set(sd)
-    torch.save({"state_dict": sd, "model_name": "tas_attn_none", "model_kwargs": {"hidden_size": 8, "heads": 2}},
+    torch.save({"state_dict": sd, "model_name": "tas_template_none", "model_kwargs": {"hidden_size": 8, "heads": 2}},
                tmp_path / "named.pt")
     m2, info = build_model(checkpoint=tmp_path / "named.pt")
     assert info["trained"] and all(torch.equal(m2.state_dict()[k], v) for k, v in sd.items())
     with pytest.raises(CheckpointFormatError, match="do not fit"):
-        build_model("tas_attn_none", tmp_path / "bare.pt", hidden_size=16)
+        build_model("tas_template_none", tmp_path / "bare.pt", hidden_size=16)
     torch.save([1, 2], tmp_path / "list.pt")
     with pytest.raises(CheckpointFormatError, match="not a state_dict"):
         read_checkpoint(tmp_path / "list.pt")
@@ -94,25 +94,25 @@ def test_read_checkpoint_variants(tmp_path):
         build_model(checkpoint=tmp_path / "bare.pt")
     torch.save({**sd, "extra.weight": torch.zeros(2)}, tmp_path / "extra.pt")
     with pytest.raises(CheckpointFormatError, match="unexpected"):
-        build_model("tas_attn_none", tmp_path / "extra.pt", hidden_size=8, heads=2)
+        build_model("tas_template_none", tmp_path / "extra.pt", hidden_size=8, heads=2)
 
 
 def test_checkpoint_without_a_buffer_keeps_the_constructor_value(tmp_path):
-    model = stgnn_diag.create_model("tts_attn_penalty", hidden_size=8, heads=2)
+    model = stgnn_diag.create_model("tts_template_penalty", hidden_size=8, heads=2)
     buffers = {k for k, _ in model.named_buffers()}
     sd = {k: v for k, v in model.state_dict().items() if k not in buffers}
     torch.save(sd, tmp_path / "old.pt")
     if len(sd) < len(model.state_dict()):  # the model saves buffers (the diagonal penalty): drop them
         with pytest.warns(UserWarning, match="keep the values"):
-            m2, info = build_model("tts_attn_penalty", tmp_path / "old.pt", hidden_size=8, heads=2)
+            m2, info = build_model("tts_template_penalty", tmp_path / "old.pt", hidden_size=8, heads=2)
         assert info["missing_buffers"] and all(k in buffers for k in info["missing_buffers"])
     else:
-        m2, info = build_model("tts_attn_penalty", tmp_path / "old.pt", hidden_size=8, heads=2)
+        m2, info = build_model("tts_template_penalty", tmp_path / "old.pt", hidden_size=8, heads=2)
         assert info["missing_buffers"] == []
     drop = [k for k in sd if k.endswith("qkv.weight")][:1]
     torch.save({k: v for k, v in sd.items() if k not in drop}, tmp_path / "broken.pt")
     with pytest.raises(CheckpointFormatError, match="missing"):
-        build_model("tts_attn_penalty", tmp_path / "broken.pt", hidden_size=8, heads=2)
+        build_model("tts_template_penalty", tmp_path / "broken.pt", hidden_size=8, heads=2)
 
 
 def test_window_index_checks(metr_la):

@@ -11,12 +11,12 @@ from stgnn_diag.nn import DiffusionConv
 from .conftest import EDGE_INDEX, H, N, T, autograd_raw, tiny, window
 
 MODELS = [
-    ("tas_attn_none", {}),
-    ("tts_attn_mask", {}),
-    ("tas_attn_penalty", dict(exog_size=2, exog_mode="blocks", learn_penalty=True)),
-    ("tts_attn_noresid", dict(graph_conv="gcn", input_size=2, output_size=3)),
-    ("tas_attn_dropout", dict(adaptive=True, n_nodes=N, causal=True, activation="gelu")),
-    ("tts_attn_none", dict(n_nodes=N, exog_size=8, node_embedding=True, tod_embedding=288)),
+    ("tas_template_none", {}),
+    ("tts_template_mask", {}),
+    ("tas_template_penalty", dict(exog_size=2, exog_mode="blocks", learn_penalty=True)),
+    ("tts_template_noresid", dict(graph_conv="gcn", input_size=2, output_size=3)),
+    ("tas_template_dropout", dict(adaptive=True, n_nodes=N, causal=True, activation="gelu")),
+    ("tts_template_none", dict(n_nodes=N, exog_size=8, node_embedding=True, tod_embedding=288)),
 ]
 METHODS = ["structured", "reverse", "forward", "autograd"]
 
@@ -35,6 +35,34 @@ def test_every_engine_equals_autograd(name, kw, edge_weight):
         torch.testing.assert_close(got, ref, rtol=1e-9, atol=1e-11, msg=f"{method}")
 
 
+FORECASTERS = [
+    ("tas_attn_none", {}),
+    ("tts_attn_mask", {}),
+    ("tts_attn_penalty", dict(learn_penalty=True, spatial_on="steps")),
+    ("tas_attn_dropout", dict(adaptive=True, causal=True)),
+]
+
+
+@pytest.mark.parametrize("name,kw", FORECASTERS)
+def test_forecaster_family_every_dense_engine_equals_autograd(name, kw, edge_weight):
+    """The zoo's forecasters go through the torch.func engines (auto falls back from the structured one)."""
+    kw = {"n_nodes": N, "ffn_size": 8, "readout_size": 8, "readout_layers": 1, **kw}
+    model = tiny(name, **kw)
+    x, _ = window(model)
+    u = torch.zeros(T, N, 8, dtype=torch.float64)
+    u[:, :, 0] = (200 + torch.arange(T, dtype=torch.float64)).view(T, 1) / 288.0
+    u[:, :, 3] = 1.0
+    ref = autograd_raw(model, x, u, edge_weight)
+    assert ref.abs().max() > 1e-3
+    for method in ("auto", "reverse", "forward", "autograd"):
+        got, info = spatiotemporal_jacobian(model, x, EDGE_INDEX, edge_weight, u, norm=None, method=method,
+                                            return_info=True)
+        assert info["method"] in ("reverse", "forward", "autograd")
+        torch.testing.assert_close(got, ref, rtol=1e-9, atol=1e-11, msg=f"{method}")
+    with pytest.raises(ValueError, match="structured"):
+        spatiotemporal_jacobian(model, x, EDGE_INDEX, edge_weight, u, method="structured")
+
+
 def _np_norm(block: np.ndarray, norm: str) -> float:
     if norm == "fro":
         return float(np.sqrt((block ** 2).sum()))
@@ -48,7 +76,7 @@ def _np_norm(block: np.ndarray, norm: str) -> float:
 @pytest.mark.parametrize("norm", ["fro", "spectral", "l1", "max"])
 @pytest.mark.parametrize("method", ["structured", "reverse", "forward"])
 def test_every_norm_option_against_numpy(norm, method, edge_weight):
-    model = tiny("tts_attn_penalty", input_size=2, output_size=3)
+    model = tiny("tts_template_penalty", input_size=2, output_size=3)
     x, u = window(model)
     ref = autograd_raw(model, x, u, edge_weight).numpy()  # [H, N, 3, T, N, 2]
     expect = np.empty((H, N, T, N))
@@ -62,7 +90,7 @@ def test_every_norm_option_against_numpy(norm, method, edge_weight):
 
 
 def test_selected_outputs_are_slices_of_the_full_jacobian(edge_weight):
-    model = tiny("tas_attn_mask")
+    model = tiny("tas_template_mask")
     x, u = window(model)
     full = spatiotemporal_jacobian(model, x, EDGE_INDEX, edge_weight, u)
     for method in ("structured", "reverse", "forward"):
@@ -76,7 +104,7 @@ def test_selected_outputs_are_slices_of_the_full_jacobian(edge_weight):
 
 
 def test_wrt_encoded_and_hidden_output_equal_autograd(edge_weight):
-    model = tiny("tas_attn_none", exog_size=2)
+    model = tiny("tas_template_none", exog_size=2)
     x, u = window(model)
     ei, ew, u4 = model.check_inputs(x.unsqueeze(0), EDGE_INDEX, edge_weight, u.unsqueeze(0))
     h0 = model.encode(x.unsqueeze(0), u4).detach()
@@ -143,7 +171,7 @@ def test_generic_tsl_model(cls, edge_weight):
 
 
 def test_training_mode_switched_to_eval_warned_and_restored(edge_weight):
-    model = tiny("tas_attn_dropout", dropout=0.3, attn_dropout=0.2)
+    model = tiny("tas_template_dropout", dropout=0.3, attn_dropout=0.2)
     x, u = window(model)
     ref = spatiotemporal_jacobian(model, x, EDGE_INDEX, edge_weight)
     model.train()
@@ -159,7 +187,7 @@ def test_training_mode_switched_to_eval_warned_and_restored(edge_weight):
 
 
 def test_chunking_and_determinism(edge_weight):
-    model = tiny("tts_attn_none")
+    model = tiny("tts_template_none")
     x, u = window(model)
     one = spatiotemporal_jacobian(model, x, EDGE_INDEX, edge_weight)
     many = spatiotemporal_jacobian(model, x, EDGE_INDEX, edge_weight, budget_mb=1e-6)  # one input node per chunk
@@ -172,7 +200,7 @@ def test_chunking_and_determinism(edge_weight):
 
 def test_structural_zeros_follow_the_receptive_field():
     # a path 0 -> 1 -> 2 -> 3 -> 4 and a TTS model with one 1-hop graph layer: only |u - v| <= 1 interacts
-    model = tiny("tts_attn_none", temporal_layers=1, spatial_layers=1, k=1)
+    model = tiny("tts_template_none", temporal_layers=1, spatial_layers=1, k=1)
     path = torch.tensor([[0, 1, 2, 3], [1, 2, 3, 4]])
     x, u = window(model)
     s = spatiotemporal_jacobian(model, x, path).sum((0, 2))  # [n_out, n_in]
@@ -197,7 +225,7 @@ def test_work_counts_the_vectors_each_engine_carries():
     # path 0 - 1 - 2 - 3 - 4, one temporal and one 1-hop graph layer: after the graph layer the end nodes reach
     # 2 nodes and the inner ones 3 (13 rows); reverse mode carries [T, N] per output entry per sub-layer
     from stgnn_diag.sensitivity import StructuredJacobian
-    model = tiny("tts_attn_none", temporal_layers=1, spatial_layers=1, k=1, output_size=2)
+    model = tiny("tts_template_none", temporal_layers=1, spatial_layers=1, k=1, output_size=2)
     path = torch.tensor([[0, 1, 2, 3], [1, 2, 3, 4]])
     x, _ = window(model)
     w = StructuredJacobian(model, x.unsqueeze(0), path).work()
@@ -213,7 +241,7 @@ def test_last_graph_step_with_and_without_the_read_out_contraction(max_padding, 
     # both ways give the autograd Jacobian
     from stgnn_diag.sensitivity.structured import graph_step
     monkeypatch.setattr(graph_step, "MAX_PADDING", max_padding)
-    for name, kw in [("tas_attn_none", {}), ("tts_attn_noresid", dict(graph_conv="gcn", output_size=3))]:
+    for name, kw in [("tas_template_none", {}), ("tts_template_noresid", dict(graph_conv="gcn", output_size=3))]:
         model = tiny(name, **kw)
         x, u = window(model)
         got = spatiotemporal_jacobian(model, x, EDGE_INDEX, edge_weight, u, norm=None, method="structured")

@@ -1,0 +1,113 @@
+"""Input embedding of the forecaster family: the value of each step plus its calendar, its node and a
+spatio-temporal adaptive embedding (STAEformer, Liu et al., CIKM 2023)."""
+from __future__ import annotations
+
+from typing import Optional
+
+import torch
+from torch import Tensor, nn
+
+#: Covariate channels read by the calendar embeddings (see :mod:`stgnn_diag.datasets.covariates`):
+#: channel 0 is the time of day as a fraction of the day in [0, 1); channels 1..7 the one-hot weekday.
+TOD_CHANNEL, DOW_CHANNELS = 0, slice(1, 8)
+
+
+class CalendarNodeEmbedding(nn.Module):
+    r"""``tod[slot(u)] + dow[day(u)] + node[n]``: learned vectors of the time of day, weekday and node.
+
+    * ``tod_embedding`` slots: a learned vector per slot of the day, looked up from channel 0 of
+      ``u`` (a fraction of the day in [0, 1), e.g. 288 slots for 5-minute data);
+    * ``dow_embedding``: a learned vector per weekday, from the one-hot channels 1..7 of ``u``;
+    * ``node_embedding``: a learned vector per node.
+
+    Each part is ``dim`` wide and the parts are summed: that is the concatenation of the parts
+    followed by one linear map (a linear map of a learned table is a learned table), without
+    materialising the concatenation.
+
+    Shapes:
+        u ``[*, N, c]`` (``c >= 1`` with tod, ``>= 8`` with dow; may be None without them) ->
+        ``[*, N, dim]`` (broadcastable), or None when every part is off.
+    """
+
+    def __init__(self, dim: int, n_nodes: Optional[int], tod_embedding: int = 0, dow_embedding: bool = False,
+                 node_embedding: bool = False):
+        super().__init__()
+        if not isinstance(tod_embedding, int) or isinstance(tod_embedding, bool) or tod_embedding < 0:
+            raise ValueError(f"tod_embedding must be a number of slots per day (int >= 0), got {tod_embedding!r}.")
+        if node_embedding and not (isinstance(n_nodes, int) and n_nodes > 0):
+            raise ValueError(f"node_embedding needs n_nodes (a positive int, one learned vector per node), "
+                             f"got n_nodes={n_nodes!r}.")
+        self.tod = nn.Embedding(tod_embedding, dim) if tod_embedding else None
+        self.dow = nn.Embedding(7, dim) if dow_embedding else None
+        self.node = nn.Parameter(torch.empty(n_nodes, dim)) if node_embedding else None
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        for emb in (self.tod, self.dow):
+            if emb is not None:
+                nn.init.xavier_uniform_(emb.weight)
+        if self.node is not None:
+            nn.init.xavier_uniform_(self.node)
+
+    def tod_slot(self, u: Tensor) -> Tensor:
+        """Slot index ``[*, N]`` of the time-of-day channel of ``u`` (a fraction in [0, 1))."""
+        slots = self.tod.num_embeddings
+        return (u[..., TOD_CHANNEL].detach() * slots).round().long().clamp_(0, slots - 1)
+
+    def forward(self, u: Optional[Tensor]) -> Optional[Tensor]:
+        h = None
+        if self.tod is not None:
+            h = self.tod(self.tod_slot(u))
+        if self.dow is not None:
+            d = self.dow(u[..., DOW_CHANNELS].detach().argmax(-1))
+            h = d if h is None else h + d
+        if self.node is not None:
+            h = self.node if h is None else h + self.node
+        return h
+
+
+class STEmbedding(nn.Module):
+    r"""``x W + b + tod[slot(u)] + dow[day(u)] + node[n] + adaptive[t, n]`` per step and node.
+
+    The value of each step (a linear map of its ``input_size`` channels), plus the
+    :class:`CalendarNodeEmbedding` of the step, plus with ``adaptive_embedding`` a learned vector per
+    (step, node) of the window, which is also the positional encoding (STAEformer's
+    spatio-temporal adaptive embedding). All parts are ``dim`` wide and summed.
+
+    Args:
+        input_size: channels of ``x``.
+        dim: output width.
+        window: input steps ``T`` (the adaptive embedding has one vector per step).
+        n_nodes: nodes ``N`` (needed by the node and adaptive embeddings).
+        tod_embedding, dow_embedding, node_embedding: see :class:`CalendarNodeEmbedding`.
+        adaptive_embedding: a learned vector per (step, node).
+
+    Shapes:
+        x ``[b, T, N, input_size]``, u ``[b, T, N, c]`` or None -> ``[b, T, N, dim]``.
+    """
+
+    def __init__(self, input_size: int, dim: int, window: int, n_nodes: Optional[int], tod_embedding: int = 0,
+                 dow_embedding: bool = False, node_embedding: bool = False, adaptive_embedding: bool = False):
+        super().__init__()
+        if adaptive_embedding and not (isinstance(n_nodes, int) and n_nodes > 0):
+            raise ValueError(f"adaptive_embedding needs n_nodes (a positive int, one learned vector per step and "
+                             f"node), got n_nodes={n_nodes!r}.")
+        self.value = nn.Linear(input_size, dim)
+        self.calendar = CalendarNodeEmbedding(dim, n_nodes, tod_embedding, dow_embedding, node_embedding)
+        self.adaptive = nn.Parameter(torch.empty(window, n_nodes, dim)) if adaptive_embedding else None
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        self.value.reset_parameters()
+        self.calendar.reset_parameters()
+        if self.adaptive is not None:
+            nn.init.xavier_uniform_(self.adaptive.view(-1, self.adaptive.size(-1)))
+
+    def forward(self, x: Tensor, u: Optional[Tensor] = None) -> Tensor:
+        h = self.value(x)
+        c = self.calendar(u)
+        if c is not None:
+            h = h + c.to(h.dtype)
+        if self.adaptive is not None:
+            h = h + self.adaptive.to(h.dtype)
+        return h

@@ -1,0 +1,45 @@
+"""Input checks shared by the models of the tsl contract (``x [b, t, n, f]``, graph, covariates ``u``)."""
+from __future__ import annotations
+
+from typing import Optional, Tuple
+
+from torch import Tensor
+
+from ..nn import as_edge_index, check_edge_index
+
+
+def check_inputs(model, x: Tensor, edge_index, edge_weight: Optional[Tensor], u: Optional[Tensor]
+                 ) -> Tuple[Tensor, Optional[Tensor], Optional[Tensor]]:
+    """Validate a forward call against ``model``'s ``input_size``, ``window``, ``n_nodes`` and ``exog_size``.
+
+    Returns ``(edge_index [2, E], edge_weight [E] or None, u [b, t, n, exog] or None)``; raises
+    ``TypeError`` / ``ValueError`` naming what to fix.
+    """
+    if not isinstance(x, Tensor):
+        raise TypeError(f"x must be a torch.Tensor, got {type(x).__name__}.")
+    if x.dim() != 4:
+        raise ValueError(f"x must have shape [batch, time, nodes, features], got {tuple(x.shape)}; "
+                         f"for a single window use x.unsqueeze(0), for one feature x.unsqueeze(-1).")
+    b, t, n, f = x.shape
+    if f != model.input_size:
+        raise ValueError(f"x has {f} features per node but the model was built with input_size={model.input_size}.")
+    if t != model.window:
+        raise ValueError(f"x has {t} time steps but the model was built with window={model.window}.")
+    if model.n_nodes is not None and n != model.n_nodes:
+        raise ValueError(f"x has {n} nodes but the model was built with n_nodes={model.n_nodes}.")
+    edge_index, edge_weight = as_edge_index(edge_index, edge_weight)
+    check_edge_index(edge_index, n, edge_weight)
+    if model.exog_size == 0:
+        if u is not None:
+            raise ValueError("u was given but the model was built with exog_size=0; "
+                             "build it with exog_size=u.shape[-1].")
+        return edge_index, edge_weight, None
+    if u is None:
+        raise ValueError(f"The model was built with exog_size={model.exog_size}; pass u "
+                         f"[batch, time, exog] or [batch, time, nodes, exog].")
+    if u.dim() == 3:
+        u = u.unsqueeze(2).expand(-1, -1, n, -1)
+    if u.dim() != 4 or u.shape[:3] != (b, t, n) or u.size(-1) != model.exog_size:
+        raise ValueError(f"u must have shape [{b}, {t}, {model.exog_size}] or [{b}, {t}, {n}, "
+                         f"{model.exog_size}], got {tuple(u.shape)}.")
+    return edge_index, edge_weight, u.to(x.dtype)
