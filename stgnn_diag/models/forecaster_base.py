@@ -71,7 +71,7 @@ class STForecasterBase(nn.Module):
                  attn_dropout: float = 0.0, dropout: float = 0.0, ffn_size: int = 64, tod_embedding: int = 288,
                  dow_embedding: bool = True, node_embedding: bool = True, adaptive_embedding: bool = True,
                  readout_size: int = 128, readout_layers: int = 2, readout_embedding: bool = True,
-                 embedding_skip: bool = True, graph_conv: str = "diffusion", k: int = 2,
+                 embedding_skip: bool = False, graph_conv: str = "diffusion", k: int = 2,
                  adaptive: bool = False, emb_size: int = 10):
         super().__init__()
         for name, v in dict(input_size=input_size, horizon=horizon, hidden_size=hidden_size, window=window,
@@ -86,6 +86,9 @@ class STForecasterBase(nn.Module):
         if dow_embedding and exog_size < 8:
             raise ValueError("dow_embedding=True needs exog_size >= 8 (channels 1..7 of u are the one-hot weekday); "
                              "pass dow_embedding=False to switch it off.")
+        if exog_size and not (tod_embedding or dow_embedding):
+            raise ValueError(f"exog_size={exog_size} but no part of the model reads u (tod_embedding=0, "
+                             f"dow_embedding=False): pass exog_size=0 (train: --covariates none) or switch one on.")
         self.input_size, self.output_size = input_size, output_size or input_size
         self.horizon, self.n_nodes, self.hidden_size = horizon, n_nodes, hidden_size
         self.exog_size, self.window = exog_size, window

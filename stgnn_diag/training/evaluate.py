@@ -56,7 +56,8 @@ def constant_steps(pred: np.ndarray) -> List[int]:
     units are all inactive for it (no gradient reaches them, so training cannot bring the step back). The
     fixed steps of a metric table (3 / 6 / 12) can hide such a step; the pooled ``@avg`` column shows it.
     """
-    std = np.moveaxis(pred, 1, 0).reshape(pred.shape[1], -1).std(axis=1)  # per step, over windows and nodes
+    # per step, over windows and nodes; accumulated in float64 (a float32 std of 10^5-10^6 equal values is ~0.04)
+    std = np.moveaxis(pred, 1, 0).reshape(pred.shape[1], -1).std(axis=1, dtype=np.float64)
     return [int(i) + 1 for i in np.flatnonzero(std < CONSTANT_STD)]
 
 

@@ -74,7 +74,7 @@ class ForecastModule(L.LightningModule):
         if not torch.isfinite(loss):
             raise NonFiniteLossError(
                 f"Training loss is {loss.item()} at step {self.global_step} (epoch {self.current_epoch}); "
-                f"the last good checkpoint is kept. Try a lower --lr or stronger --grad-clip.")
+                f"the last good checkpoint is kept. Check the inputs for NaN / Inf, then try a lower --lr.")
         self.log("train_mae", loss, on_step=False, on_epoch=True, prog_bar=True,
                  batch_size=batch["x"].size(0), sync_dist=True)
         self.log("lr", self.optimizers().param_groups[0]["lr"], on_step=True, on_epoch=False,

@@ -227,8 +227,9 @@ def train(cfg: TrainConfig) -> Dict[str, Any]:
     if budget.patience:
         callbacks.append(EarlyStopping("val_mae", patience=budget.patience, mode="min"))
     callbacks.append(ElapsedTime())
+    warmup_steps = int(round(budget.warmup_epochs * module.steps_per_epoch))
     if max_time is not None:
-        callbacks.append(WallClockBudget(max_time))
+        callbacks.append(WallClockBudget(max_time, calibrate_at=warmup_steps))
     if cfg.progress:
         callbacks.append(TQDMProgressBar(refresh_rate=5))
     by_length = cfg.max_steps or max_time is not None
@@ -271,6 +272,8 @@ def train(cfg: TrainConfig) -> Dict[str, Any]:
         "parameters": sum(p.numel() for p in module.model.parameters()),
         "epochs": trainer.current_epoch, "global_steps": trainer.global_step,
         "schedule_steps": module.schedule_steps, "max_time": cfg.max_time,
+        # a timed run fixes its length at the end of the warm-up: --max-steps repeats it exactly when that is >= 10
+        "max_steps_repeats": None if max_time is None else warmup_steps >= 10,
         # all attempts' fit time; when an earlier attempt left no record, this attempt's alone (flagged)
         "train_time_s": round(sum(fit_times) if None not in fit_times else train_time, 1),
         "train_time_complete": None not in fit_times, "attempts": attempts, "resumed": resume_from is not None,

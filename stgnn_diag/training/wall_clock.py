@@ -1,11 +1,13 @@
 """A wall-clock training budget that stays repeatable: the time limit is turned into a number of steps.
 
-``--max-time 15m`` trains for (about) 15 minutes of this machine. After ``calibrate_steps`` steps
-the callback measures the time per step (validation and checkpoints included, as they were
-spent), fixes the run's length ``S`` = the steps that fit into the time left, and sets both the
-learning-rate schedule and the trainer's ``max_steps`` to ``S``. The run then ends at step ``S``
-(or earlier, at Lightning's own ``max_time``, if the machine slows down), and ``S`` goes into
-``metrics.json``: ``--max-steps S`` repeats the same training exactly, on any machine.
+``--max-time 15m`` trains for (about) 15 minutes of this machine. At the end of the learning-rate
+warm-up (at least 10 steps) the callback measures the time per step (validation and checkpoints
+included, as they were spent), fixes the run's length ``S`` = the steps that fit into the time left,
+and sets both the learning-rate schedule and the trainer's ``max_steps`` to ``S``. The run then ends
+at step ``S`` (or earlier, at Lightning's own ``max_time``, if the machine slows down), and ``S``
+goes into ``metrics.json``. The warm-up does not depend on the schedule's length, so when the
+calibration ends within it (every preset budget: 25 or more warm-up steps) ``--max-steps S``
+repeats the same training exactly, on any machine.
 """
 from __future__ import annotations
 
@@ -42,17 +44,17 @@ class WallClockBudget(L.Callback):
 
     Args:
         max_time: the training time allowed (a ``timedelta``).
-        calibrate_steps: steps measured before the length is fixed (the first 5 are not timed:
-            they include one-off work such as building graph supports).
+        calibrate_at: the step at which the length is fixed: the end of the warm-up, at least 10 (the
+            first 5 steps are not timed: they include one-off work such as building graph supports).
         safety: fraction of the estimated steps kept, so that the last epoch's validation and the
             final checkpoint still fit.
 
     The module must expose ``schedule_steps`` (read by its learning-rate schedule at every step).
     """
 
-    def __init__(self, max_time: timedelta, calibrate_steps: int = 40, safety: float = 0.97):
+    def __init__(self, max_time: timedelta, calibrate_at: int = 10, safety: float = 0.97):
         self.max_s = max_time.total_seconds()
-        self.calibrate_steps, self.safety = max(6, int(calibrate_steps)), safety
+        self.calibrate_at, self.safety = max(10, int(calibrate_at)), safety
         self.fixed_steps: Optional[int] = None
         self._t0: Optional[float] = None
         self._t5: Optional[float] = None
@@ -79,7 +81,7 @@ class WallClockBudget(L.Callback):
             self._t5 = now
             return
         done = trainer.global_step
-        if done < self.calibrate_steps:
+        if done < self.calibrate_at:
             return
         per_step = (now - self._t5) / (done - 5)
         left = self.max_s - (now - self._t0)

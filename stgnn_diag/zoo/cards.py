@@ -23,7 +23,7 @@ def parameter_count(name: str, **overrides) -> int:
 def render_card(name: str) -> str:
     """The markdown card of one registered (non-namespaced) entry."""
     entry = get_entry(name)
-    model = create_model(name)
+    model = create_model(name, n_nodes=CARD_NODES)
     rows = "\n".join(f"| `{k}` | `{v!r}` |" for k, v in sorted(entry.defaults.items()))
     return (
         f"# `{name}`\n\n{entry.summary}\n\n"

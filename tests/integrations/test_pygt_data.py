@@ -105,7 +105,7 @@ def test_windows_to_signal_and_back(metr_la):
 
 def test_our_model_in_a_pygt_style_snapshot_loop(loader_signal):
     """PyG Temporal's training loop, unchanged, over the real loader's snapshots (speed, time of day)."""
-    net = stgnn_diag.create_model("tas_attn_none", hidden_size=8, heads=2, n_layers=1, exog_size=1)
+    net = stgnn_diag.create_model("tas_template_none", hidden_size=8, heads=2, n_layers=1, exog_size=1)
     model = SnapshotModel(net, input_size=1)
     opt = torch.optim.Adam(model.parameters(), lr=1e-2)
     before = [p.detach().clone() for p in model.parameters()]

@@ -22,9 +22,10 @@ TINY = dict(hidden_size=8, heads=2, n_layers=1, temporal_layers=1, spatial_layer
 
 @pytest.fixture(scope="module")
 def datamodules(metr_la):
-    """Few windows of real METR-LA, without covariates and with time of day (``paper_tas``)."""
+    """Few windows of real METR-LA: without covariates, with time of day (``paper_tas``), with the calendar
+    (time of day + weekday: the forecasters)."""
     out = {}
-    for cov in (None, "tod"):
+    for cov in (None, "tod", "calendar"):
         dm = metr_la_datamodule(metr_la, covariates=cov, batch_size=2, max_windows=4)
         dm.setup()
         out[cov] = dm
@@ -72,8 +73,8 @@ def _train_test_reload(name, kwargs, dm, tmp_path):
 @pytest.mark.parametrize("name", OURS)
 def test_every_registered_model_trains_evaluates_and_reloads(name, datamodules, tmp_path):
     exog = get_entry(name).defaults.get("exog_size", 0)
-    assert exog in (0, 1)
-    _train_test_reload(name, _tiny(name), datamodules["tod" if exog else None], tmp_path)
+    assert exog in (0, 1, 8)
+    _train_test_reload(name, _tiny(name), datamodules[{0: None, 1: "tod", 8: "calendar"}[exog]], tmp_path)
 
 
 @pytest.mark.parametrize("name", ["tsl:GraphWaveNetModel", "pygt:STConv"])
@@ -82,7 +83,7 @@ def test_ecosystem_entries_share_the_protocol(name, datamodules, tmp_path):
 
 
 def test_tsl_load_model_breaks_and_our_route_around_works(datamodules, tmp_path):
-    path = _train_test_reload("tts_attn_mask", _tiny("tts_attn_mask"), datamodules[None], tmp_path)
+    path = _train_test_reload("tts_attn_mask", _tiny("tts_attn_mask"), datamodules["calendar"], tmp_path)
     predictor = make_predictor("tts_attn_mask", _tiny("tts_attn_mask"))
     with pytest.raises(pickle.UnpicklingError, match="[Ww]eights only load failed"):
         predictor.load_model(str(path))  # tsl 0.9.5 on torch >= 2.6
@@ -109,7 +110,7 @@ def test_load_checkpoint_refuses_untrusted_globals(tmp_path):
 
 def test_zoo_model_is_create_model():
     torch.manual_seed(0)
-    a = zoo_model("tas_attn_penalty", hidden_size=8, heads=2)
+    a = zoo_model("tas_attn_penalty", hidden_size=8, heads=2, n_nodes=5)
     torch.manual_seed(0)
-    b = stgnn_diag.create_model("tas_attn_penalty", hidden_size=8, heads=2)
+    b = stgnn_diag.create_model("tas_attn_penalty", hidden_size=8, heads=2, n_nodes=5)
     assert type(a) is type(b) and all(torch.equal(p, q) for p, q in zip(a.parameters(), b.parameters()))

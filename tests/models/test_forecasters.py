@@ -36,7 +36,7 @@ def test_embedding_is_the_sum_of_its_parts_looked_up_by_hand():
 
 
 def test_window_summary_and_readout_embedding_by_hand():
-    m = model()
+    m = model(embedding_skip=True)
     h = torch.randn(2, T, N, 8, dtype=torch.float64)
     u = calendar(first_slot=10, weekday=6)
     w = m.summary.lin.weight.view(16, T, 8)  # flattened step-major: column t * d + c
@@ -126,6 +126,8 @@ def test_errors_name_what_is_missing():
         stgnn_diag.create_model("tts_attn_none", n_nodes=N, exog_size=1)
     with pytest.raises(ValueError, match="exog_size >= 1"):
         stgnn_diag.create_model("tas_attn_none", n_nodes=N, exog_size=0, dow_embedding=False)
+    with pytest.raises(ValueError, match="no part of the model reads u"):
+        stgnn_diag.create_model("tts_attn_none", n_nodes=N, tod_embedding=0, dow_embedding=False)
     m = model()
     with pytest.raises(ValueError, match="pass u"):
         m(torch.randn(1, T, N, 1, dtype=torch.float64), EDGE_INDEX)

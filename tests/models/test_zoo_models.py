@@ -14,10 +14,10 @@ NAMES = [n for n in stgnn_diag.list_models() if ":" not in n]
 
 
 def small(name, **kw):
-    """The entry at a small width (fast), keeping its arrangement and attention settings."""
+    """The entry at a small width (fast) on the 5-node test graph, keeping its arrangement and attention settings."""
     entry = get_entry(name)
     heads = entry.defaults.get("heads", 4)
-    return stgnn_diag.create_model(name, hidden_size=4 * heads, **kw)
+    return stgnn_diag.create_model(name, **{"hidden_size": 4 * heads, "n_nodes": N, **kw})
 
 
 def inputs(model, batch=2, dtype=torch.float32):
@@ -51,16 +51,17 @@ def test_registered_model(name):
     x64, u64 = inputs(model64, dtype=torch.float64)
     assert model64(x64, EDGE_INDEX, EDGE_WEIGHT.double(), u=u64).dtype == torch.float64
     # exogenous covariates, shared across nodes [b, t, e] or per node [b, t, n, e]
-    with_u = small(name, exog_size=3).eval()
-    u3 = torch.rand(2, with_u.window, 3)
+    exog = 8 if get_entry(name).defaults.get("dow_embedding") else 3  # the forecasters read the weekday from 8
+    with_u = small(name, exog_size=exog).eval()
+    u3 = torch.rand(2, with_u.window, exog)
     y_shared = with_u(x, EDGE_INDEX, EDGE_WEIGHT, u=u3)
     y_nodes = with_u(x, EDGE_INDEX, EDGE_WEIGHT, u=u3.unsqueeze(2).expand(-1, -1, N, -1))
     torch.testing.assert_close(y_shared, y_nodes)
-    assert not torch.allclose(y_shared, with_u(x, EDGE_INDEX, EDGE_WEIGHT, u=torch.rand(2, with_u.window, 3)))
+    assert not torch.allclose(y_shared, with_u(x, EDGE_INDEX, EDGE_WEIGHT, u=torch.rand(2, with_u.window, exog)))
 
 
 def test_paper_variants_are_registered_for_both_arrangements():
-    for arch in ("tas_attn", "tts_attn"):
+    for arch in ("tas_attn", "tts_attn", "tas_template", "tts_template"):
         assert stgnn_diag.list_models(f"{arch}_*") == sorted(
             f"{arch}_{v}" for v in ("noresid", "none", "mask", "dropout", "penalty"))
     assert "paper_tas" in stgnn_diag.list_models()
@@ -71,7 +72,7 @@ def test_variant_settings_reach_the_attention_layers():
     expect = {"noresid": ("none", False), "none": ("none", True), "mask": ("mask", True),
               "dropout": ("dropout", True), "penalty": ("penalty", True)}
     for variant, (diag, residual) in expect.items():
-        layers = [m for m in stgnn_diag.create_model(f"tts_attn_{variant}").modules()
+        layers = [m for m in stgnn_diag.create_model(f"tts_template_{variant}").modules()
                   if isinstance(m, TemporalAttention)]
         assert len(layers) == 3 and all(m.diag == diag and m.residual == residual for m in layers)
 
@@ -110,7 +111,7 @@ def test_register_model_decorator():
         registry._ENTRIES.pop("test_tiny_tts")
 
 
-@pytest.mark.parametrize("arch", ["tas_attn_none", "tts_attn_none"])
+@pytest.mark.parametrize("arch", ["tas_template_none", "tts_template_none"])
 def test_bad_input_errors(arch):
     model = small(arch, n_nodes=N)
     x, _ = inputs(model)
@@ -119,7 +120,7 @@ def test_bad_input_errors(arch):
     with pytest.raises(ValueError, match="n_nodes=5"):
         model(torch.randn(2, 12, N + 1, 1), EDGE_INDEX)
     with pytest.raises(ValueError, match="refers to node 7"):
-        small(arch)(x, torch.tensor([[0, 7], [1, 2]]))
+        small(arch, n_nodes=None)(x, torch.tensor([[0, 7], [1, 2]]))
     with pytest.raises(ValueError, match="window=12"):
         model(torch.randn(2, 13, N, 1), EDGE_INDEX)
     with pytest.raises(ValueError, match="input_size=1"):
@@ -135,23 +136,23 @@ def test_bad_input_errors(arch):
 def test_gcn_and_adaptive_options():
     x = torch.randn(2, 12, N, 1)
     for kw in (dict(graph_conv="gcn"), dict(adaptive=True, n_nodes=N)):
-        y = small("tas_attn_none", **kw)(x, EDGE_INDEX, EDGE_WEIGHT)
+        y = small("tas_template_none", **kw)(x, EDGE_INDEX, EDGE_WEIGHT)
         assert y.shape == (2, 12, N, 1) and torch.isfinite(y).all()
     with pytest.raises(ValueError, match="needs n_nodes"):
-        small("tas_attn_none", adaptive=True)
+        small("tas_template_none", adaptive=True, n_nodes=None)
 
 
 def test_arrangements_differ_in_where_nodes_mix():
     """TTS: the temporal stage sees each node's own series only; T&S mixes nodes after block 1."""
     torch.manual_seed(0)
     x = torch.randn(1, 12, N, 1, requires_grad=True)
-    tts = small("tts_attn_none")
+    tts = small("tts_template_none")
     h = tts.encode(x)
     for ta in tts.temporal:
         h = ta(h)
     grad = torch.autograd.grad(h[0, :, 1].sum(), x)[0][0, :, :, 0]  # [t, n]
     assert grad[:, 0].abs().sum() == 0 and grad[:, 1].abs().sum() > 0
-    tas = small("tas_attn_none")
+    tas = small("tas_template_none")
     h = tas.spatial[0](tas.temporal[0](tas.encode(x)), EDGE_INDEX, EDGE_WEIGHT)
     grad = torch.autograd.grad(h[0, :, 1].sum(), x)[0][0, :, :, 0]
     assert grad[:, 0].abs().sum() > 0  # edge 0 -> 1

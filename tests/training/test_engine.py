@@ -94,7 +94,7 @@ def test_nan_loss_stops_with_a_clear_error(tmp_path, metr_la_root):
     from stgnn_diag.training.budgets import get_budget
     from stgnn_diag import create_model
 
-    model = create_model("tts_attn_none", hidden_size=8, heads=2, exog_size=8)
+    model = create_model("tts_attn_none", hidden_size=8, heads=2, exog_size=8, n_nodes=3)
     with torch.no_grad():
         next(model.parameters()).fill_(float("nan"))
     module = ForecastModule(model, torch.tensor([[0, 1], [1, 2]]), None, 54.4, 19.5, get_budget("cpu-small"), 1)

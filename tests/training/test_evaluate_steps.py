@@ -17,6 +17,10 @@ def test_constant_steps_on_hand_made_predictions():
     pred[:, 4, :3] = 3.0  # step 5: constant on some nodes only -> not constant
     assert constant_steps(pred) == [2]
     assert constant_steps(rng.normal(size=(5, 3, 4))) == []
+    # a float32 step of 124,200 equal values: its float32 std is ~0.04, far above the threshold
+    big = rng.normal(50, 5, size=(600, 12, 207)).astype(np.float32)
+    big[:, 3] = np.float32(34.91219)
+    assert constant_steps(big) == [4]
 
 
 def test_every_step_of_a_baseline_matches_the_default_steps(metr_la_root):
@@ -31,8 +35,8 @@ def test_every_step_of_a_baseline_matches_the_default_steps(metr_la_root):
 def test_a_dead_read_out_step_is_found(tmp_path, metr_la_root, capsys):
     train(TrainConfig(out=str(tmp_path / "run"), data_root=str(metr_la_root), **TINY))
     ckpt = torch.load(tmp_path / "run" / "checkpoints" / "last.ckpt", map_location="cpu", weights_only=False)
-    # step 4's read-out: no input weight and a negative bias, so every ReLU unit is off (as a dead unit ends up)
-    w, b = "model.time_readout.weight", "model.time_readout.bias"
+    # step 4's output row: no input weight, only a bias (what a dead read-out unit amounts to)
+    w, b = "model.head.out.weight", "model.head.out.bias"
     ckpt["state_dict"][w][3] = 0.0
     ckpt["state_dict"][b][3] = -1.0
     dead = tmp_path / "dead.ckpt"

@@ -23,12 +23,13 @@ def test_parse_duration_rejects_what_it_cannot_read(bad):
 
 
 def test_max_time_fixes_the_steps_and_max_steps_repeats_the_run(tmp_path, metr_la_root):
-    timed = train(tiny_cfg(tmp_path, metr_la_root, "timed", max_epochs=None, max_time="6s"))
+    # 24 batches an epoch: cpu-small's warm-up of half an epoch is 12 steps, where the length gets fixed
+    kw = dict(max_epochs=None, limit_train_batches=24, max_windows=1200)
+    timed = train(tiny_cfg(tmp_path, metr_la_root, "timed", max_time="10s", **kw))
     steps = timed["schedule_steps"]
-    assert timed["max_time"] == "6s"
-    assert 40 <= timed["global_steps"] <= steps  # calibrated after 40 steps, then ran to the fixed length
-    assert timed["epochs"] > 2  # the budget's 2 epochs of 4 batches do not bound a timed run
-    again = train(tiny_cfg(tmp_path, metr_la_root, "again", max_epochs=None, max_steps=timed["global_steps"]))
+    assert timed["max_time"] == "10s" and timed["max_steps_repeats"] is True
+    assert 12 <= timed["global_steps"] <= steps  # calibrated at step 12, then ran to the fixed length
+    again = train(tiny_cfg(tmp_path, metr_la_root, "again", max_steps=timed["global_steps"], **kw))
     assert again["global_steps"] == timed["global_steps"]
     if timed["global_steps"] == steps:  # ended by its fixed length (not by Lightning's hard time limit)
         assert again["metrics"] == timed["metrics"]
