@@ -67,7 +67,10 @@ def _evaluate(args) -> int:
     steps = _parse_steps(args.steps)
     result = evaluate(args.model, args.checkpoint, data_root=args.data_root, protocol=args.protocol,
                       horizon=args.horizon, split=args.split, max_windows=args.max_windows,
-                      progress=not args.no_progress, steps=steps)
+                      progress=not args.no_progress, steps=steps, pretrained=args.pretrained or False,
+                      save_predictions=args.save_predictions)
+    if args.save_predictions:
+        print(f"wrote {args.save_predictions} (predictions [windows, horizon, nodes] in mph, window_starts)")
     if steps == "all":
         print(format_step_table(result))
     else:
@@ -145,9 +148,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=_train)
 
     p = sub.add_parser("evaluate", help="test-set metrics of a checkpoint or a baseline")
-    p.add_argument("--model", help="baseline name (last_value, last_value_ffill, historical_average) or the "
-                   "model expected in --checkpoint")
+    p.add_argument("--model", help="baseline name (last_value, last_value_ffill, historical_average), a zoo name "
+                   "with --pretrained, or the model expected in --checkpoint")
     p.add_argument("--checkpoint", help="a checkpoint written by `stgnn-diag train`")
+    p.add_argument("--pretrained", nargs="?", const=True, metavar="TAG",
+                   help="score the shipped weights of --model (its default tag, or TAG)")
+    p.add_argument("--save-predictions", metavar="FILE.npz", help="write the predictions [windows, horizon, nodes] "
+                   "(mph) and each window's start index")
     p.add_argument("--protocol", help="dcrnn or paper (default: the checkpoint's, else dcrnn)")
     p.add_argument("--horizon", type=int, help="default: the checkpoint's, else 12")
     p.add_argument("--split", default="test", choices=("train", "val", "test"))

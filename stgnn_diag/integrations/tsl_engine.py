@@ -22,7 +22,6 @@ Train with ``pytorch_lightning.Trainer`` (tsl's Predictor is a ``pytorch_lightni
 """
 from __future__ import annotations
 
-import importlib
 from pathlib import Path
 from typing import Dict, Iterable, Mapping, Optional, Union
 
@@ -36,12 +35,10 @@ require_tsl("stgnn_diag.integrations.tsl_engine")
 from tsl.engines import Predictor  # noqa: E402
 from tsl.metrics.torch import MaskedMAE, MaskedMAPE, MaskedMSE  # noqa: E402
 
+from ..training.safe_load import TRUSTED_PREFIXES, load_file  # noqa: E402,F401  (re-exported)
 from ..zoo import create_model  # noqa: E402
 
 #: Globals from these packages may be unpickled from a checkpoint by :func:`load_checkpoint`.
-TRUSTED_PREFIXES = ("stgnn_diag.", "tsl.", "torch.", "torchmetrics.", "pytorch_lightning.", "lightning.",
-                    "lightning_fabric.", "torch_geometric.", "torch_geometric_temporal.", "collections.",
-                    "builtins.", "functools.", "numpy.", "_codecs.")
 
 
 def zoo_model(name: str, **kwargs) -> nn.Module:
@@ -89,20 +86,6 @@ def make_predictor(model: Union[str, type], model_kwargs: Optional[Mapping] = No
                      scale_target=scale_target)
 
 
-def _resolve(name: str):
-    """``"pkg.mod.Class.attr"`` -> the object (the longest importable module prefix, then attributes)."""
-    parts = name.split(".")
-    for i in range(len(parts) - 1, 0, -1):
-        try:
-            obj = importlib.import_module(".".join(parts[:i]))
-        except ImportError:
-            continue
-        for part in parts[i:]:
-            obj = getattr(obj, part)
-        return obj
-    raise ImportError(f"cannot resolve {name!r}")
-
-
 def unsafe_globals(path: Union[str, Path]) -> list:
     """Globals a checkpoint needs beyond torch's ``weights_only`` allow-list (``"module.name"``)."""
     return list(torch.serialization.get_unsafe_globals_in_checkpoint(str(path)))
@@ -110,26 +93,10 @@ def unsafe_globals(path: Union[str, Path]) -> list:
 
 def load_checkpoint(path: Union[str, Path], map_location="cpu", *, trusted: bool = False,
                     extra_prefixes: Iterable[str] = ()) -> dict:
-    """``torch.load`` a Lightning / tsl checkpoint on torch >= 2.6.
-
-    Loads with ``weights_only=True``, allow-listing the checkpoint's globals that come from
-    :data:`TRUSTED_PREFIXES` (plus ``extra_prefixes``). Any other global is refused with a
-    ``pickle.UnpicklingError`` naming it, unless ``trusted=True``, which loads with
-    ``weights_only=False`` (arbitrary code execution: only for files you made).
-    """
-    if trusted:
-        return torch.load(str(path), map_location=map_location, weights_only=False)
-    prefixes = TRUSTED_PREFIXES + tuple(extra_prefixes)
-    names = unsafe_globals(path)
-    refused = [n for n in names if not n.startswith(prefixes)]
-    if refused:
-        import pickle
-
-        raise pickle.UnpicklingError(
-            f"{path} needs globals outside the trusted packages: {refused}. Pass extra_prefixes=... for "
-            f"packages you trust, or trusted=True for a file you made yourself.")
-    with torch.serialization.safe_globals([_resolve(n) for n in names]):
-        return torch.load(str(path), map_location=map_location, weights_only=True)
+    """``torch.load`` a Lightning / tsl checkpoint on torch >= 2.6, through the package's one safe reader
+    (:func:`stgnn_diag.training.safe_load.load_file`: ``weights_only=True``, classes of trusted packages
+    only; ``trusted=True`` skips the check for a file you made)."""
+    return load_file(path, map_location, trusted=trusted, extra_prefixes=extra_prefixes)
 
 
 def load_predictor(path: Union[str, Path], map_location="cpu", *, trusted: bool = False,

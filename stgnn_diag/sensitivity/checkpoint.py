@@ -8,6 +8,7 @@ from typing import Any, Dict, Optional, Tuple
 import torch
 from torch import nn
 
+from ..training.safe_load import CheckpointReadError, UnsafeCheckpointError, load_file
 from ..zoo import create_model
 
 
@@ -16,13 +17,11 @@ class CheckpointFormatError(ValueError):
 
 
 def _read(path: Path) -> Any:
+    """The file's content through the package's one safe reader (no retry with ``weights_only=False``)."""
     try:
-        return torch.load(path, map_location="cpu", weights_only=True)
-    except Exception:  # Lightning checkpoints pickle more than tensors: load them fully (trusted files only)
-        try:
-            return torch.load(path, map_location="cpu", weights_only=False)
-        except Exception as e:
-            raise CheckpointFormatError(f"{path} is not a readable checkpoint ({type(e).__name__}: {e}).") from e
+        return load_file(path)
+    except (CheckpointReadError, UnsafeCheckpointError) as e:
+        raise CheckpointFormatError(str(e)) from e
 
 
 def read_checkpoint(path) -> Tuple[Dict[str, torch.Tensor], Optional[str], Dict[str, Any]]:
@@ -31,7 +30,8 @@ def read_checkpoint(path) -> Tuple[Dict[str, torch.Tensor], Optional[str], Dict[
     Accepted: a bare ``state_dict``; or a dict with key ``state_dict`` and optionally ``model_name`` /
     ``model_kwargs`` at its top level or under ``hyper_parameters`` (Lightning, stgnn_diag's
     training). Keys with a leading ``model.`` (a Lightning module wrapping the model) are stripped,
-    and then only those are kept. Only load files you trust: a Lightning checkpoint is a pickle.
+    and then only those are kept. Read with ``weights_only=True`` and an explicit allow-list
+    (:mod:`stgnn_diag.training.safe_load`): a file that would run code is refused.
     """
     path = Path(path)
     if not path.is_file():

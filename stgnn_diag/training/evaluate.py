@@ -12,6 +12,7 @@ from ..baselines import BASELINES, baseline_predict
 from ..datasets import MetrLA, WindowDataset, make_splits
 from ..metrics import default_steps, horizon_metrics
 from .malloc import keep_freed_memory
+from .safe_load import CheckpointReadError, UnsafeCheckpointError, load_file
 
 
 class CheckpointError(ValueError):
@@ -66,19 +67,18 @@ def load_checkpoint(path: Union[str, Path], model: Optional[str] = None):
 
     Raises :class:`CheckpointError` when ``model`` names another model than the checkpoint's,
     or when the weights do not fit the model the checkpoint describes. Only load checkpoints you
-    trust (they are pickles; ``weights_only=False`` is needed for the stored hyper-parameters).
+    The file is read by :func:`~stgnn_diag.training.safe_load.load_file` (``weights_only=True``,
+    explicit allow-list): a file that would run code is refused with :class:`CheckpointError`.
     """
     from ..zoo import create_model
     from .budgets import Budget
     from .module import ForecastModule
 
     path = Path(path)
-    if not path.is_file():
-        raise FileNotFoundError(f"No checkpoint at {path}.")
     try:
-        ckpt = torch.load(path, map_location="cpu", weights_only=False)
-    except Exception as e:  # corrupt / truncated / not a checkpoint
-        raise CheckpointError(f"{path} is not a readable checkpoint ({type(e).__name__}: {e}).") from e
+        ckpt = load_file(path)
+    except (CheckpointReadError, UnsafeCheckpointError) as e:  # corrupt / truncated / would run code
+        raise CheckpointError(str(e)) from e
     hp = ckpt.get("hyper_parameters", {}) if isinstance(ckpt, dict) else {}
     if "model_name" not in hp:
         raise CheckpointError(f"{path} is not a stgnn_diag training checkpoint (no model_name in it).")
@@ -102,22 +102,73 @@ def load_checkpoint(path: Union[str, Path], model: Optional[str] = None):
     return module.eval()
 
 
+def pretrained_module(name: str, tag: Union[bool, str] = True):
+    """A :class:`ForecastModule` around the shipped weights of zoo entry ``name`` (see
+    :mod:`stgnn_diag.zoo.pretrained`), with the scaler, graph convention and covariates they were trained with."""
+    from ..zoo import create_model
+    from ..zoo.pretrained import pretrained_cfg
+    from .budgets import BUDGETS
+    from .module import ForecastModule
+
+    cfg = pretrained_cfg(name, tag)
+    net = create_model(name, pretrained=cfg["tag"])
+    inp = cfg["inputs"]
+    hp = {"model_name": name, "model_kwargs": cfg["model_kwargs"], "protocol": cfg["protocol"],
+          "window": inp["window"], "horizon": inp["horizon"], "seed": cfg["seed"], "pretrained": cfg["tag"]}
+    budget = BUDGETS.get(cfg["budget"], BUDGETS["cpu-15min"])  # only the optimiser settings: not used to score
+    # the graph is the data set's (set by _check_scaler once the splits are loaded)
+    module = ForecastModule(net, torch.zeros(2, 0, dtype=torch.long), None, inp["scaler_mean"], inp["scaler_std"],
+                            budget, 1, covariates=inp["covariates"], hparams=hp)
+    return module.eval()
+
+
+def _check_scaler(module, splits) -> None:
+    """Use the data set's graph, after checking that its scaler is the one the weights were trained with."""
+    mean, std = splits.scaler.mean, splits.scaler.std
+    got = torch.as_tensor(np.asarray([mean, std], dtype=np.float64).reshape(2, -1), dtype=torch.float32)
+    want = torch.stack([module.scaler_mean.flatten(), module.scaler_std.flatten()])
+    if got.shape != want.shape or not torch.allclose(got, want, rtol=1e-5):
+        raise CheckpointError("The data's scaler differs from the one the weights were trained with "
+                              f"({want.flatten()[:2].tolist()} vs {got.flatten()[:2].tolist()}): another data set "
+                              f"or protocol.")
+    module.edge_index = splits.edge_index.clone()
+    module.edge_weight = None if splits.edge_weight is None else splits.edge_weight.clone().float()
+
+
 def evaluate(model: Optional[str] = None, checkpoint: Optional[Union[str, Path]] = None, *,
              data_root=None, protocol: Optional[str] = None, horizon: Optional[int] = None,
              window: int = 12, split: str = "test", max_windows: Optional[int] = None,
              batch_size: int = 64, progress: bool = True, splits=None,
-             steps: Optional[Union[Sequence[int], str]] = None) -> Dict[str, Any]:
+             steps: Optional[Union[Sequence[int], str]] = None, pretrained: Union[bool, str] = False,
+             save_predictions: Optional[Union[str, Path]] = None) -> Dict[str, Any]:
     """Metrics of a baseline (``model`` in ``BASELINES``) or of a checkpoint on ``split``.
 
     For a checkpoint the protocol, window and horizon default to the ones it was trained with;
     asking for another horizon raises :class:`CheckpointError`. ``steps``: 1-based steps to score
     (default: the protocol's 3 / 6 / 12 [/ 24 / 36]; ``"all"``: every step); the result's ``constant_steps`` lists the steps
     whose prediction is one constant (see :func:`constant_steps`).
+
+    ``pretrained`` (``True`` or a tag, with ``model`` a zoo name): score the shipped weights of that
+    entry under their own protocol, window, horizon and scaler. ``save_predictions``: write
+    ``predictions [windows, horizon, nodes]`` (mph) and ``window_starts`` (index of each window's
+    first input step in the data set) to an ``.npz`` file.
     """
     if checkpoint is None and model is None:
         raise ValueError("Give a baseline name (model) or a checkpoint.")
     module = None
-    if checkpoint is not None:
+    if pretrained:
+        if checkpoint is not None:
+            raise ValueError("Give --pretrained or --checkpoint, not both.")
+        module = pretrained_module(model, pretrained)
+        hp = module.hparams
+        if horizon is not None and horizon != hp["horizon"]:
+            raise CheckpointError(f"The weights predict {hp['horizon']} steps; they cannot be evaluated at "
+                                  f"horizon {horizon}.")
+        if protocol is not None and protocol != hp["protocol"]:
+            raise CheckpointError(f"The weights were trained under protocol {hp['protocol']!r} (its scaler); "
+                                  f"evaluate them there, not under {protocol!r}.")
+        horizon, window, protocol, name = hp["horizon"], hp["window"], hp["protocol"], model
+    elif checkpoint is not None:
         module = load_checkpoint(checkpoint, model)
         hp = module.hparams
         if horizon is not None and horizon != hp["horizon"]:
@@ -128,18 +179,23 @@ def evaluate(model: Optional[str] = None, checkpoint: Optional[Union[str, Path]]
         name = hp["model_name"]
     elif model not in BASELINES:
         raise ValueError(f"{model!r} is not a baseline ({sorted(BASELINES)}); evaluate a trained model "
-                         f"with --checkpoint PATH.")
+                         f"with --checkpoint PATH, or a zoo entry's shipped weights with --pretrained.")
     else:
         name = model
     protocol, horizon = protocol or "dcrnn", horizon or 12
     if splits is None:
         splits = make_splits(MetrLA(data_root, progress=progress), protocol, window=window, horizon=horizon,
                              max_windows=max_windows)
+    if pretrained:
+        _check_scaler(module, splits)
     if module is not None:
         pred = predict_split(module, splits, split, batch_size=batch_size, progress=progress)
     else:
         pred = baseline_predict(model, splits, split)
-    return {"model": name, "protocol": protocol, "horizon": horizon, "split": split,
+    if save_predictions is not None:
+        np.savez_compressed(save_predictions, predictions=pred, window_starts=splits[split].starts,
+                            model=name, split=split, protocol=protocol)
+    return {"model": name, "pretrained": module.hparams.get("pretrained") if pretrained else None, "protocol": protocol, "horizon": horizon, "split": split,
             "windows": int(len(splits[split])), "checkpoint": str(checkpoint) if checkpoint else None,
             "metrics": score(pred, splits[split], horizon, range(1, horizon + 1) if steps == "all" else steps),
             "constant_steps": constant_steps(pred) if module is not None else []}

@@ -11,7 +11,7 @@ import difflib
 import fnmatch
 import inspect
 from dataclasses import dataclass, field
-from typing import Callable, Dict, List, Optional, Tuple
+from typing import Callable, Dict, List, Optional, Tuple, Union
 
 from torch import nn
 
@@ -83,10 +83,17 @@ def _all_names() -> List[str]:
     return out
 
 
-def list_models(pattern: Optional[str] = None) -> List[str]:
-    """Sorted registered names, optionally filtered by a shell-style ``pattern`` (``"tas_*"``)."""
+def list_models(pattern: Optional[str] = None, pretrained: bool = False, tag: Optional[str] = None) -> List[str]:
+    """Sorted registered names, optionally filtered by a shell-style ``pattern`` (``"tas_*"``); with
+    ``pretrained=True`` (or a ``tag``) only the entries that ship weights (with that tag)."""
+    from .pretrained import has_pretrained
+
     names = _all_names()
-    return names if pattern is None else [n for n in names if fnmatch.fnmatchcase(n, pattern)]
+    if pattern is not None:
+        names = [n for n in names if fnmatch.fnmatchcase(n, pattern)]
+    if pretrained or tag is not None:
+        names = [n for n in names if ":" not in n and has_pretrained(n, tag)]
+    return names
 
 
 def _unknown(name: str) -> UnknownModelError:
@@ -115,10 +122,34 @@ def check_model_name(name: str) -> None:
     get_entry(name)
 
 
-def create_model(name: str, **overrides) -> nn.Module:
-    """Build a registered model; ``overrides`` replace the entry's defaults (e.g. ``n_nodes=207``)."""
+def create_model(name: str, pretrained: Union[bool, str] = False, checkpoint_path=None, **overrides) -> nn.Module:
+    """Build a registered model; ``overrides`` replace the entry's defaults (e.g. ``n_nodes=207``).
+
+    Args:
+        name: a zoo name (``stgnn_diag.list_models()``).
+        pretrained: ``True`` (the entry's default tag) or a tag (``"metr_la_cpu15"``): build the
+            architecture the shipped weights were trained with and load them (sha256 verified,
+            ``weights_only=True``); an override that contradicts the weights is an error.
+        checkpoint_path: a weights file to load instead (a ``state_dict``, or a training checkpoint's).
+    """
     check_model_name(name)
     if ":" in name:
+        if pretrained or checkpoint_path:
+            raise ValueError(f"{name!r} is an integration entry: it ships no weights here.")
         prefix, sub = name.split(":", 1)
         return _NAMESPACES[prefix].create(sub, **overrides)
-    return get_entry(name).fn(**overrides)
+    if pretrained:
+        from .pretrained import check_overrides, load_weights, pretrained_cfg
+
+        cfg = pretrained_cfg(name, pretrained)
+        check_overrides(cfg, overrides)
+        model = get_entry(name).fn(**{**cfg["model_kwargs"], **overrides})
+        model = load_weights(model, cfg)
+        model.pretrained_cfg = cfg
+        return model
+    model = get_entry(name).fn(**overrides)
+    if checkpoint_path is not None:
+        from .pretrained import load_state_file
+
+        load_state_file(model, checkpoint_path)
+    return model

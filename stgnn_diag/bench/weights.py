@@ -1,0 +1,94 @@
+"""Export a finished benchmark unit as a zoo entry's pretrained tag (``models/weights/<name>.<tag>.{pt,json}``).
+
+Usage::
+
+    python -m stgnn_diag.bench.weights models/results/table1-cpu/tas_attn_penalty__dcrnn__h12__cpu-15min__s0 \\
+        --tag metr_la_cpu15
+
+The unit's ``run/checkpoints/last.ckpt`` gives the weights (tensors only) and the training
+configuration, its ``result.json`` the test metrics; see :mod:`stgnn_diag.zoo.pretrained`.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Dict, Optional
+
+import torch
+
+from ..datasets.covariates import EXOG_SIZE
+from ..zoo.pretrained import sha256, weights_dir
+
+COVARIATE_ENCODING = {
+    "tod_dow": f"u [batch, window, {EXOG_SIZE}]: channel 0 time of day as a fraction of the day in [0, 1) "
+               "(00:00 -> 0, 23:55 -> 287/288); channels 1..7 one-hot weekday, Monday first "
+               "(stgnn_diag.datasets.covariates.calendar_covariates)",
+    "tod": "u [batch, window, 1]: time of day as a fraction of the day in [0, 1)",
+    "none": "no covariates",
+}
+
+
+def _command(res: Dict) -> str:
+    return (f"stgnn-diag bench --models {res['model']} --seeds {res['seed']} --budgets {res['budget']} "
+            f"--protocols {res['protocol']} --horizons {res['horizon']} --isolate --results <folder>")
+
+
+def export_unit(unit: Path, tag: str, out_dir: Optional[Path] = None, default: bool = True) -> Path:
+    """Write ``<name>.<tag>.pt`` and ``<name>.<tag>.json`` for one finished unit; returns the JSON path."""
+    unit = Path(unit)
+    res = json.loads((unit / "result.json").read_text())
+    ckpt_path = unit / "run" / "checkpoints" / "last.ckpt"
+    if not ckpt_path.is_file():
+        raise FileNotFoundError(f"{ckpt_path} is missing: the unit's weights are not on this machine.")
+    ckpt = torch.load(ckpt_path, map_location="cpu", weights_only=True)
+    hp, sd = ckpt["hyper_parameters"], ckpt["state_dict"]
+    if hp["model_name"] != res["model"] or ckpt["global_step"] != res["global_steps"]:
+        raise ValueError(f"{ckpt_path} does not belong to {unit}/result.json (model or step differ).")
+    name = hp["model_name"]
+    out = Path(out_dir) if out_dir is not None else weights_dir()
+    out.mkdir(parents=True, exist_ok=True)
+    pt = out / f"{name}.{tag}.pt"
+    torch.save({k[len("model."):]: v.clone() for k, v in sd.items() if k.startswith("model.")}, pt)
+
+    def scalar_or_list(t: torch.Tensor):
+        t = t.flatten()
+        return float(t) if t.numel() == 1 else [float(v) for v in t]
+
+    cfg = {
+        "name": name, "tag": tag, "default": default,
+        "model_kwargs": hp["model_kwargs"],
+        "dataset": "metr_la", "protocol": hp["protocol"], "budget": res["budget"], "seed": hp["seed"],
+        "global_steps": res["global_steps"], "train_time_s": res.get("train_time_s"),
+        "trained_on": (res.get("machine") or {}).get("summary"), "git_commit": res.get("git_commit"),
+        "metrics": {"split": "test", "windows": res.get("windows"), **res["metrics"]},
+        "weights": pt.name, "sha256": sha256(pt),
+        "command": _command(res),
+        "inputs": {
+            "x": "[batch, window, nodes, 1]: speed in mph, scaled as (speed - scaler_mean) / scaler_std",
+            "output": "[batch, horizon, nodes, 1]: scaled; speed = output * scaler_std + scaler_mean",
+            "scaler_mean": scalar_or_list(sd["scaler_mean"]), "scaler_std": scalar_or_list(sd["scaler_std"]),
+            "covariates": hp["covariates"], "covariate_encoding": COVARIATE_ENCODING.get(hp["covariates"]),
+            "window": hp["window"], "horizon": hp["horizon"],
+            "edge_direction": "edge_index[0] = source, edge_index[1] = target (METR-LA's DCRNN adj_mx: "
+                              "A[i, j] != 0 is the edge i -> j); stgnn_diag.datasets.MetrLA().edge_index",
+        },
+    }
+    path = out / f"{name}.{tag}.json"
+    path.write_text(json.dumps(cfg, indent=2) + "\n")
+    return path
+
+
+def main(argv=None) -> None:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("units", nargs="+", type=Path, help="finished unit folders (result.json + run/checkpoints)")
+    p.add_argument("--tag", required=True, help="e.g. metr_la_cpu15")
+    p.add_argument("--out", type=Path, help="default: models/weights (or $STGNN_DIAG_WEIGHTS)")
+    p.add_argument("--not-default", action="store_true", help="do not make this the entry's default tag")
+    a = p.parse_args(argv)
+    for unit in a.units:
+        print(export_unit(unit, a.tag, a.out, default=not a.not_default))
+
+
+if __name__ == "__main__":
+    main()

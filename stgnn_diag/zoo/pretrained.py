@@ -1,0 +1,108 @@
+"""Pretrained weights of zoo entries, timm-style: ``create_model(name, pretrained=True | "tag")``.
+
+Each tag of an entry is two files in the repository's ``models/weights/`` (or ``$STGNN_DIAG_WEIGHTS``):
+
+* ``<name>.<tag>.json``: the configuration (architecture arguments, data set, protocol, budget, seed), the
+  test metrics, the weights file's name and sha256, the exact command that trained it, and what a user
+  needs to prepare inputs (scaler mean / std, covariates and their encoding, window, horizon, edge
+  direction);
+* ``<name>.<tag>.pt``: the model's ``state_dict`` (tensors only: read with ``weights_only=True``).
+
+Written by ``python -m stgnn_diag.bench.weights`` from a finished benchmark unit. Nothing is downloaded.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from pathlib import Path
+from typing import Dict, List, Optional, Union
+
+import torch
+from torch import nn
+
+#: Where shipped weights live (the repository's ``models/weights``), unless ``$STGNN_DIAG_WEIGHTS`` says otherwise.
+WEIGHTS_DIR = Path(__file__).resolve().parents[2] / "models" / "weights"
+
+
+class PretrainedError(ValueError):
+    """An unknown tag, overrides that contradict the weights, or a weights file that does not verify."""
+
+
+def weights_dir() -> Path:
+    env = os.environ.get("STGNN_DIAG_WEIGHTS")
+    return Path(env).expanduser().resolve() if env else WEIGHTS_DIR
+
+
+def sha256(path: Union[str, Path]) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def pretrained_tags(name: str) -> List[str]:
+    """The tags shipped for ``name`` (sorted; the default tag first when one is marked ``default``)."""
+    d = weights_dir()
+    if not d.is_dir():
+        return []
+    cfgs = [json.loads(p.read_text()) for p in sorted(d.glob(f"{name}.*.json"))]
+    cfgs = [c for c in cfgs if c.get("name") == name]
+    return [c["tag"] for c in sorted(cfgs, key=lambda c: (not c.get("default", False), c["tag"]))]
+
+
+def pretrained_cfg(name: str, tag: Union[bool, str, None] = True) -> Dict:
+    """The configuration of one tag (``True``: the default tag)."""
+    tags = pretrained_tags(name)
+    if not tags:
+        raise PretrainedError(f"{name!r} has no pretrained weights in {weights_dir()}; "
+                              f"stgnn_diag.list_models(pretrained=True) lists the entries that do.")
+    if tag is True or tag is None:
+        tag = tags[0]
+    if tag not in tags:
+        raise PretrainedError(f"{name!r} has no pretrained tag {tag!r}; its tags: {tags}.")
+    return json.loads((weights_dir() / f"{name}.{tag}.json").read_text())
+
+
+def check_overrides(cfg: Dict, overrides: Dict) -> None:
+    """Raise :class:`PretrainedError` for an override that contradicts the weights' architecture."""
+    bad = {k: (v, cfg["model_kwargs"][k]) for k, v in overrides.items()
+           if k in cfg["model_kwargs"] and cfg["model_kwargs"][k] != v}
+    if bad:
+        said = ", ".join(f"{k}={v!r} (the weights have {w!r})" for k, (v, w) in bad.items())
+        raise PretrainedError(f"{cfg['name']}.{cfg['tag']}: {said}; drop the override, or build the model without "
+                              f"pretrained weights.")
+
+
+def load_weights(model: nn.Module, cfg: Dict) -> nn.Module:
+    """Verify the weights file of ``cfg`` against its sha256 and load it strictly into ``model``."""
+    path = weights_dir() / cfg["weights"]
+    if not path.is_file():
+        raise PretrainedError(f"The weights file {path} of {cfg['name']}.{cfg['tag']} is missing.")
+    got = sha256(path)
+    if got != cfg["sha256"]:
+        raise PretrainedError(f"{path} does not verify: sha256 {got}, expected {cfg['sha256']} (a changed or "
+                              f"truncated file).")
+    state = torch.load(path, map_location="cpu", weights_only=True)
+    model.load_state_dict(state)
+    return model
+
+
+def load_state_file(model: nn.Module, path: Union[str, Path]) -> nn.Module:
+    """Load a weights-only file (a ``state_dict``, or a dict with one under ``state_dict`` whose keys may
+    carry Lightning's ``model.`` prefix) strictly into ``model``; read with ``weights_only=True``."""
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"No weights file at {path}.")
+    obj = torch.load(path, map_location="cpu", weights_only=True)
+    state = obj.get("state_dict", obj) if isinstance(obj, dict) else obj
+    if any(k.startswith("model.") for k in state):
+        state = {k[len("model."):]: v for k, v in state.items() if k.startswith("model.")}
+    model.load_state_dict(state)
+    return model
+
+
+def has_pretrained(name: str, tag: Optional[str] = None) -> bool:
+    tags = pretrained_tags(name)
+    return bool(tags) if tag is None else tag in tags

@@ -1,0 +1,88 @@
+"""Pretrained tags: export from a finished unit, create_model(pretrained=...), its errors, evaluate --pretrained."""
+import json
+
+import numpy as np
+import pytest
+import torch
+
+import stgnn_diag
+from stgnn_diag.bench.weights import export_unit
+from stgnn_diag.cli import main
+from stgnn_diag.training import TrainConfig, evaluate, train
+from stgnn_diag.zoo.pretrained import PretrainedError
+
+from ..training.test_engine import TINY
+
+
+@pytest.fixture(scope="module")
+def shipped(tmp_path_factory, metr_la_root):
+    """A tiny trained unit exported as the tag ``tiny`` into its own weights folder."""
+    base = tmp_path_factory.mktemp("pretrained")
+    unit = base / "unit"
+    res = train(TrainConfig(out=str(unit / "run"), data_root=str(metr_la_root), **TINY))
+    (unit / "result.json").write_text(json.dumps(res))
+    cfg_path = export_unit(unit, "tiny", out_dir=base / "weights")
+    return base, res, json.loads(cfg_path.read_text())
+
+
+@pytest.fixture
+def weights_env(shipped, monkeypatch):
+    monkeypatch.setenv("STGNN_DIAG_WEIGHTS", str(shipped[0] / "weights"))
+    return shipped
+
+
+def test_export_records_what_a_user_needs(weights_env):
+    _, res, cfg = weights_env
+    assert cfg["name"] == "tts_attn_penalty" and cfg["tag"] == "tiny" and cfg["metrics"]["mae@12"] == res["metrics"]["mae@12"]
+    assert {"scaler_mean", "scaler_std", "covariates", "covariate_encoding", "window", "horizon",
+            "edge_direction"} <= set(cfg["inputs"])
+    assert cfg["model_kwargs"]["hidden_size"] == 8 and len(cfg["sha256"]) == 64
+    assert "stgnn-diag bench --models tts_attn_penalty" in cfg["command"]
+
+
+def test_create_model_pretrained_loads_the_trained_weights(weights_env):
+    base, _, cfg = weights_env
+    assert stgnn_diag.list_models(pretrained=True) == ["tts_attn_penalty"]
+    assert stgnn_diag.list_models("tas_*", pretrained=True) == []
+    model = stgnn_diag.create_model("tts_attn_penalty", pretrained=True)
+    ckpt = torch.load(base / "unit" / "run" / "checkpoints" / "last.ckpt", weights_only=True)["state_dict"]
+    for k, v in model.state_dict().items():
+        assert torch.equal(v, ckpt["model." + k]), k
+    assert model.pretrained_cfg["tag"] == "tiny"
+    same = stgnn_diag.create_model("tts_attn_penalty", checkpoint_path=base / "unit" / "run" / "checkpoints" / "last.ckpt",
+                                   **cfg["model_kwargs"])
+    assert all(torch.equal(a, b) for a, b in zip(same.state_dict().values(), model.state_dict().values()))
+
+
+def test_pretrained_errors_name_the_cause(weights_env, tmp_path, monkeypatch):
+    with pytest.raises(PretrainedError, match=r"hidden_size=16 \(the weights have 8\)"):
+        stgnn_diag.create_model("tts_attn_penalty", pretrained=True, hidden_size=16)
+    with pytest.raises(PretrainedError, match=r"no pretrained tag 'nope'; its tags: \['tiny'\]"):
+        stgnn_diag.create_model("tts_attn_penalty", pretrained="nope")
+    with pytest.raises(PretrainedError, match="has no pretrained weights"):
+        stgnn_diag.create_model("tas_attn_mask", pretrained=True)
+    # a changed weights file: both hashes in the message
+    copy = tmp_path / "w"
+    copy.mkdir()
+    for f in (weights_env[0] / "weights").iterdir():
+        (copy / f.name).write_bytes(f.read_bytes())
+    pt = copy / "tts_attn_penalty.tiny.pt"
+    data = bytearray(pt.read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    pt.write_bytes(bytes(data))
+    monkeypatch.setenv("STGNN_DIAG_WEIGHTS", str(copy))
+    with pytest.raises(PretrainedError, match="does not verify: sha256 [0-9a-f]{64}, expected " + weights_env[2]["sha256"]):
+        stgnn_diag.create_model("tts_attn_penalty", pretrained=True)
+
+
+def test_evaluate_pretrained_reproduces_the_metrics_and_saves_predictions(weights_env, metr_la_root, tmp_path):
+    _, res, _ = weights_env
+    out = tmp_path / "pred.npz"
+    got = evaluate("tts_attn_penalty", pretrained=True, data_root=metr_la_root, max_windows=600, progress=False,
+                   save_predictions=out)
+    for k, v in res["metrics"].items():
+        assert got["metrics"][k] == pytest.approx(v, abs=1e-6), k
+    saved = np.load(out)
+    assert saved["predictions"].shape == (got["windows"], 12, 207) and saved["window_starts"].shape == (got["windows"],)
+    assert main(["evaluate", "--model", "tts_attn_penalty", "--pretrained", "--protocol", "paper",
+                 "--data-root", str(metr_la_root), "--max-windows", "600", "--no-progress"]) == 2
