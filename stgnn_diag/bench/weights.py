@@ -74,6 +74,12 @@ def export_unit(unit: Path, tag: str, out_dir: Optional[Path] = None, default: b
                               "A[i, j] != 0 is the edge i -> j); stgnn_diag.datasets.MetrLA().edge_index",
         },
     }
+    baselines = {}
+    for b in ("last_value", "last_value_ffill", "historical_average"):  # sibling units of the same results folder
+        f = unit.parent / f"{b}__{res['protocol']}__h{res['horizon']}__{res['budget']}" / "result.json"
+        if f.is_file():
+            baselines[b] = json.loads(f.read_text())["metrics"]
+    cfg["baselines"] = baselines
     path = out / f"{name}.{tag}.json"
     path.write_text(json.dumps(cfg, indent=2) + "\n")
     return path

@@ -7,7 +7,7 @@ import torch
 from torch import Tensor, nn
 
 from ..nn import PositionalEncoding
-from .inputs import check_inputs
+from .inputs import check_inputs, reset_children
 from .sublayers import GraphSublayer, TemporalSublayer, make_activation, make_graph_conv
 
 EXOG_MODES = ("input", "blocks")
@@ -79,8 +79,7 @@ class STAttentionBase(nn.Module):
         self.pos_encoding = PositionalEncoding(hidden_size, window, pos_encoding)
         self.node_emb = nn.Parameter(torch.empty(n_nodes, hidden_size)) if node_embedding else None
         self.tod_emb = nn.Embedding(tod_embedding, hidden_size) if tod_embedding else None
-        if self.node_emb is not None:
-            nn.init.xavier_uniform_(self.node_emb)
+        self._init_node_embedding()
         self.dropout = nn.Dropout(dropout)
         self.time_readout = nn.Linear(window, horizon)
         self.readout = nn.Sequential(make_activation(activation), nn.Linear(hidden_size, self.output_size))
@@ -88,6 +87,10 @@ class STAttentionBase(nn.Module):
                                  residual=residual, causal=causal, dropout=attn_dropout)
         self._graph_kwargs = dict(kind=graph_conv, k=k, n_nodes=n_nodes, adaptive=adaptive, emb_size=emb_size)
         self._heads, self._dropout_p, self._activation = heads, dropout, activation
+
+    def _init_node_embedding(self) -> None:
+        if self.node_emb is not None:
+            nn.init.xavier_uniform_(self.node_emb)
 
     # --- helpers for subclasses -------------------------------------------------------------
     def make_condition(self) -> Optional[nn.Module]:
@@ -147,8 +150,6 @@ class STAttentionBase(nn.Module):
         return self.decode(h)
 
     def reset_parameters(self) -> None:
-        for m in self.modules():
-            if m is not self and hasattr(m, "reset_parameters"):
-                m.reset_parameters()
-        if self.node_emb is not None:
-            nn.init.xavier_uniform_(self.node_emb)
+        """Restore a fresh model's initialisation (see :func:`~stgnn_diag.models.inputs.reset_children`)."""
+        reset_children(self)
+        self._init_node_embedding()

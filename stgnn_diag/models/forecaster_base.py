@@ -7,7 +7,7 @@ from typing import Optional, Tuple
 from torch import Tensor, nn
 
 from .embeddings import CalendarNodeEmbedding, STEmbedding
-from .inputs import check_inputs
+from .inputs import check_inputs, reset_children
 from .sublayers import GraphSublayer, TemporalBlock, make_graph_conv
 from .window_readout import HorizonHead, WindowSummary
 
@@ -112,6 +112,10 @@ class STForecasterBase(nn.Module):
     def graph_sublayer(self, dim: int) -> GraphSublayer:
         """A new ``LN(x + Drop(act(GC(x))))`` sub-layer of width ``dim``."""
         return GraphSublayer(dim, make_graph_conv(dim=dim, **self._graph_kwargs), dropout=self._dropout_p)
+
+    def reset_parameters(self) -> None:
+        """Restore a fresh model's initialisation (see :func:`~stgnn_diag.models.inputs.reset_children`)."""
+        reset_children(self)
 
     # --- the tsl contract and the three stages ----------------------------------------------------
     def check_inputs(self, x: Tensor, edge_index, edge_weight: Optional[Tensor], u: Optional[Tensor]

@@ -43,3 +43,15 @@ def check_inputs(model, x: Tensor, edge_index, edge_weight: Optional[Tensor], u:
         raise ValueError(f"u must have shape [{b}, {t}, {model.exog_size}] or [{b}, {t}, {n}, "
                          f"{model.exog_size}], got {tuple(u.shape)}.")
     return edge_index, edge_weight, u.to(x.dtype)
+
+
+def reset_children(module) -> None:
+    """Re-initialise ``module``'s sub-modules as a fresh model would: each top-most sub-module that has
+    its own ``reset_parameters`` runs it (a :class:`~stgnn_diag.nn.TemporalAttention` its Xavier init)
+    and is not walked further, so the default init of the ``nn.Linear`` layers inside it does not
+    overwrite the layer's own."""
+    for child in module.children():
+        if hasattr(child, "reset_parameters"):
+            child.reset_parameters()
+        else:
+            reset_children(child)

@@ -23,6 +23,8 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--model", help="zoo name (see `stgnn-diag models`); optional if the checkpoint records it")
     p.add_argument("--checkpoint", help="file with a state_dict, or a dict with 'state_dict' (+ model_name / "
                                         "model_kwargs), e.g. a Lightning checkpoint ('model.' prefixes stripped)")
+    p.add_argument("--pretrained", nargs="?", const=True, metavar="TAG",
+                   help="use the shipped weights of --model (its default tag, or TAG)")
     p.add_argument("--window", type=int, default=0, help="window index in the split (negative: from the end)")
     p.add_argument("--split", default="test", choices=("train", "val", "test"))
     p.add_argument("--protocol", default="dcrnn", choices=("dcrnn", "paper"))
@@ -41,9 +43,27 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     return p
 
 
+def pretrained_model(name, tag, checkpoint, n_nodes: int):
+    """``(model, info)`` from a zoo entry's shipped weights (``--pretrained [TAG]``)."""
+    from ..zoo import create_model
+    from ..zoo.pretrained import PretrainedError
+
+    if checkpoint or not name:
+        raise PretrainedError("--pretrained needs --model NAME and no --checkpoint.")
+    model = create_model(name, pretrained=tag)
+    cfg = model.pretrained_cfg
+    if cfg["model_kwargs"].get("n_nodes") not in (None, n_nodes):
+        raise PretrainedError(f"{name}.{cfg['tag']} was trained on {cfg['model_kwargs']['n_nodes']} nodes; "
+                              f"the data has {n_nodes}.")
+    info = {"model": name, "trained": True, "checkpoint": f"pretrained {name}.{cfg['tag']}",
+            "kwargs": cfg["model_kwargs"]}
+    return model.eval(), info
+
+
 def run(args: argparse.Namespace) -> int:
     """Run the sub-command; returns the exit status (2 with a message on a bad window or checkpoint)."""
     from .analysis import analyze_window, format_summary, write_report
+    from ..zoo.pretrained import PretrainedError
     from .checkpoint import CheckpointFormatError, build_model
     from .data import exog_for, metr_la_window
 
@@ -60,8 +80,11 @@ def run(args: argparse.Namespace) -> int:
         overrides["hidden_size"] = args.hidden_size
     torch.manual_seed(args.seed)
     try:
-        model, minfo = build_model(args.model, args.checkpoint, **overrides)
-    except CheckpointFormatError as e:
+        if args.pretrained:
+            model, minfo = pretrained_model(args.model, args.pretrained, args.checkpoint, window.n_nodes)
+        else:
+            model, minfo = build_model(args.model, args.checkpoint, **overrides)
+    except (CheckpointFormatError, PretrainedError) as e:
         print(f"stgnn-diag sensitivity: error: {e}", file=sys.stderr)
         return 2
     name = minfo["model"]

@@ -135,3 +135,23 @@ def test_errors_name_what_is_missing():
     bare = model(exog_size=0, tod_embedding=0, dow_embedding=False, node_embedding=False, adaptive_embedding=False,
                  n_nodes=None)
     assert bare(torch.randn(1, T, 7, 1, dtype=torch.float64), EDGE_INDEX).shape == (1, 12, 7, 1)
+
+
+@pytest.mark.parametrize("name", ["tas_attn_penalty", "tts_attn_none", "tas_template_none"])
+def test_reset_parameters_restores_a_fresh_models_initialisation(name):
+    """Fresh vs scrambled-then-reset: each weight's spread matches (TemporalAttention keeps its Xavier init,
+    which nn.Linear's default would halve for the 3d x d projection), biases of the attention are zero again."""
+    torch.manual_seed(0)
+    fresh = stgnn_diag.create_model(name, n_nodes=50, hidden_size=32)
+    model = stgnn_diag.create_model(name, n_nodes=50, hidden_size=32)
+    with torch.no_grad():
+        for p in model.parameters():
+            p.mul_(7.0).add_(3.0)
+    model.reset_parameters()
+    ref = dict(fresh.named_parameters())
+    for pname, p in model.named_parameters():
+        if p.numel() >= 256:
+            ratio = float(p.detach().std() / ref[pname].detach().std())
+            assert 0.85 < ratio < 1.15, (pname, ratio)
+        if "attention.qkv.bias" in pname or "attention.out.bias" in pname:
+            assert torch.count_nonzero(p) == 0, pname

@@ -86,3 +86,13 @@ def test_evaluate_pretrained_reproduces_the_metrics_and_saves_predictions(weight
     assert saved["predictions"].shape == (got["windows"], 12, 207) and saved["window_starts"].shape == (got["windows"],)
     assert main(["evaluate", "--model", "tts_attn_penalty", "--pretrained", "--protocol", "paper",
                  "--data-root", str(metr_la_root), "--max-windows", "600", "--no-progress"]) == 2
+
+
+def test_sensitivity_runs_on_the_shipped_weights(weights_env, metr_la_root, tmp_path, capsys):
+    out = tmp_path / "sens"
+    assert main(["sensitivity", "--model", "tts_attn_penalty", "--pretrained", "--data-root", str(metr_la_root),
+                 "--out", str(out), "--no-plots", "--no-hidden", "--no-progress"]) == 0
+    assert "trained" in capsys.readouterr().out
+    assert any(out.iterdir())
+    assert main(["sensitivity", "--model", "tts_attn_penalty", "--pretrained", "nope", "--data-root",
+                 str(metr_la_root), "--out", str(out)]) == 2
