@@ -18,6 +18,7 @@ from typing import Dict, Optional
 import torch
 
 from ..datasets.covariates import EXOG_SIZE
+from ..zoo import get_entry
 from ..zoo.pretrained import sha256, weights_dir
 
 COVARIATE_ENCODING = {
@@ -57,7 +58,8 @@ def export_unit(unit: Path, tag: str, out_dir: Optional[Path] = None, default: b
 
     cfg = {
         "name": name, "tag": tag, "default": default,
-        "model_kwargs": hp["model_kwargs"],
+        # the whole architecture (entry defaults + the run's arguments): later default changes cannot shift it
+        "model_kwargs": {**get_entry(name).defaults, **hp["model_kwargs"]},
         "dataset": "metr_la", "protocol": hp["protocol"], "budget": res["budget"], "seed": hp["seed"],
         "global_steps": res["global_steps"], "train_time_s": res.get("train_time_s"),
         "trained_on": (res.get("machine") or {}).get("summary"), "git_commit": res.get("git_commit"),

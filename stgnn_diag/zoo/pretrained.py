@@ -65,10 +65,14 @@ def pretrained_cfg(name: str, tag: Union[bool, str, None] = True) -> Dict:
     return json.loads((weights_dir() / f"{name}.{tag}.json").read_text())
 
 
+#: Arguments that change training behaviour only, never the weights' shapes or meaning: free to override.
+TRAINING_ONLY = ("dropout", "attn_dropout", "diag_p")
+
+
 def check_overrides(cfg: Dict, overrides: Dict) -> None:
     """Raise :class:`PretrainedError` for an override that contradicts the weights' architecture."""
     bad = {k: (v, cfg["model_kwargs"][k]) for k, v in overrides.items()
-           if k in cfg["model_kwargs"] and cfg["model_kwargs"][k] != v}
+           if k in cfg["model_kwargs"] and cfg["model_kwargs"][k] != v and k not in TRAINING_ONLY}
     if bad:
         said = ", ".join(f"{k}={v!r} (the weights have {w!r})" for k, (v, w) in bad.items())
         raise PretrainedError(f"{cfg['name']}.{cfg['tag']}: {said}; drop the override, or build the model without "
