@@ -14,7 +14,7 @@ Memory: on CPU, ``peak RSS`` is the measuring process's peak resident set size
 gradients, AdamW state and activations of the training step). On a GPU the figure is
 ``torch.cuda.max_memory_allocated`` (tensors only).
 
-The default run is short (5 models, batch 8, 1 warm-up and 2 timed steps each; about 2 minutes on
+The default run is short (6 models, batch 8, 1 warm-up and 2 timed steps each; about 2 minutes on
 2 CPU cores) and its figures are rough: on a shared 2-core machine timings vary by ±15 % or more, and
 throughput at batch 8 is lower than at the budgets' batch sizes (32, 128). Medians of the timed
 steps are reported; raise ``--batch`` / ``--steps`` for firmer figures.
@@ -39,7 +39,7 @@ import sys
 import time
 from typing import Dict, List, Optional
 
-DEFAULT_MODELS = ["tts_attn_penalty", "tas_attn_penalty", "paper_tas", "tsl:GraphWaveNetModel", "pygt:TGCN2"]
+DEFAULT_MODELS = ["tts_attn_penalty", "tas_attn_penalty", "tas_template_penalty", "paper_tas", "tsl:GraphWaveNetModel", "pygt:TGCN2"]
 
 
 def _rss_now_mb() -> Optional[float]:
