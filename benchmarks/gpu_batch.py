@@ -16,7 +16,7 @@ One GPU, a fixed number of minutes (a rented or lent machine). The script runs, 
      (``models/results/table1-cpu``, horizon 12, seeds 0-2) then the long horizon
      (``models/results/horizon36-cpu``, horizon 36, seeds 0-1). The budget is a number of steps, so a unit
      trained on the GPU follows the same schedule as one trained on the CPU; its result records the machine.
-     Every unit gets the learned node and time-of-day embeddings, as in ``grids/attention-embeddings.json``.
+     The forecasters (``tas_attn_*`` / ``tts_attn_*``) carry their embeddings in their defaults.
 
    At the deadline every unit still training is interrupted (SIGINT: the unit finishes its step and
    checkpoints it, so ``stgnn-diag bench`` resumes it anywhere, on a CPU too).
@@ -85,8 +85,7 @@ def queue_units():
 
 
 def bench_cmd(results: str, model: str, horizon: int, seed: int, budget: str, extra=(), accelerator="gpu"):
-    emb = [a for kv in ("node_embedding=true", "tod_embedding=288") for a in ("--set-for", model, kv)]
-    return [sys.executable, "-m", "stgnn_diag.cli", "bench", "--models", model, *emb, "--seeds", str(seed),
+    return [sys.executable, "-m", "stgnn_diag.cli", "bench", "--models", model, "--seeds", str(seed),
             "--budgets", budget, "--protocols", "dcrnn", "--horizons", str(horizon), "--accelerator", accelerator,
             "--results", results, "--no-report", "--no-progress", *extra]
 
@@ -122,8 +121,7 @@ def probe_step_seconds(model_name: str, batch: int = 128, steps: int = 30, devic
     data = MetrLA()
     ei, ew = data.edge_index.to(device), data.edge_weight.float().to(device)
     torch.manual_seed(0)
-    model = stgnn_diag.create_model(model_name, n_nodes=data.n_nodes, horizon=12, window=12, exog_size=8,
-                                    node_embedding=True, tod_embedding=288).to(device)
+    model = stgnn_diag.create_model(model_name, n_nodes=data.n_nodes, horizon=12, window=12, exog_size=8).to(device)
     opt = torch.optim.AdamW(model.parameters(), lr=2e-4)
     x = torch.randn(batch, 12, data.n_nodes, 1, device=device)
     u = torch.rand(batch, 12, data.n_nodes, 8, device=device)
@@ -290,9 +288,7 @@ def main(argv=None) -> int:
         summary["phases"]["speed"] = _timed(
             [py, "benchmarks/bench_speed_cost.py", "--device", "cuda", "--batch", "128", "--steps", "20",
              "--warmup", "3", "--threads", "8", "--models", "tas_attn_penalty", "tts_attn_penalty", "paper_tas",
-             "--hidden-size", "32", *[a for m in ("tas_attn_*", "tts_attn_*") for kv in
-                                      ("node_embedding=true", "tod_embedding=288") for a in ("--set-for", m, kv)],
-             "--json", str(out / "speed_cost_gpu.json")], 120, out / "speed_cost.txt")
+             "--hidden-size", "32", "--json", str(out / "speed_cost_gpu.json")], 120, out / "speed_cost.txt")
     if args.smoke:  # the training path on this GPU and software stack, in a minute, before anything long
         summary["phases"]["smoke"] = _timed(
             [py, "-m", "stgnn_diag.cli", "bench", "--models", "tas_attn_penalty", "--budgets", "cpu-small",
