@@ -38,8 +38,6 @@ from tsl.metrics.torch import MaskedMAE, MaskedMAPE, MaskedMSE  # noqa: E402
 from ..training.safe_load import TRUSTED_PREFIXES, load_file  # noqa: E402,F401  (re-exported)
 from ..zoo import create_model  # noqa: E402
 
-#: Globals from these packages may be unpickled from a checkpoint by :func:`load_checkpoint`.
-
 
 def zoo_model(name: str, **kwargs) -> nn.Module:
     """``stgnn_diag.create_model(name, **kwargs)``, usable as a tsl ``Predictor(model_class=...)``."""
@@ -84,11 +82,6 @@ def make_predictor(model: Union[str, type], model_kwargs: Optional[Mapping] = No
                      optim_class=optim_class, optim_kwargs={"lr": lr, "weight_decay": weight_decay},
                      scheduler_class=scheduler_class, scheduler_kwargs=dict(scheduler_kwargs or {}),
                      scale_target=scale_target)
-
-
-def unsafe_globals(path: Union[str, Path]) -> list:
-    """Globals a checkpoint needs beyond torch's ``weights_only`` allow-list (``"module.name"``)."""
-    return list(torch.serialization.get_unsafe_globals_in_checkpoint(str(path)))
 
 
 def load_checkpoint(path: Union[str, Path], map_location="cpu", *, trusted: bool = False,

@@ -101,24 +101,25 @@ class DiffusionConv(MessagePassing):
             return support
         return None
 
-    def supports(self, edge_index: Tensor, edge_weight: Optional[Tensor], x: Tensor) -> List[Tuple[Tensor, Tensor]]:
-        """``(edge_index, weights)`` and the propagation matrix of each fixed support (forward, then
+    def supports(self, edge_index: Tensor, edge_weight: Optional[Tensor], x: Tensor
+                 ) -> List[Tuple[Tensor, Tensor, Optional[Tensor]]]:
+        """``(edge_index, weights, propagation matrix or None)`` of each fixed support (forward, then
         backward when bidirectional), cached for the last graph seen while its tensors are unchanged
         and the weights need no gradient (the same graph on every call is the common case)."""
         n = x.size(-2)
-        key = (edge_index, edge_weight, edge_index._version, None if edge_weight is None else edge_weight._version,
-               n, x.dtype, x.device, _functorch_active())
+        graph = (edge_index, edge_weight)  # compared by identity, then their in-place versions and the call
+        key = (edge_index._version, None if edge_weight is None else edge_weight._version, n, x.dtype, x.device,
+               _functorch_active())
         cached = self._support_cache
-        if cached is not None and len(cached[0]) == len(key) and all(
-                a is b if isinstance(a, Tensor) or isinstance(b, Tensor) else a == b for a, b in zip(cached[0], key)):
-            return cached[1]
+        if cached is not None and cached[0][0] is edge_index and cached[0][1] is edge_weight and cached[1] == key:
+            return cached[2]
         out = []
         directions = [edge_index, edge_index.flip(0)] if self.bidirectional else [edge_index]
         for ei in directions:
             w = random_walk_weights(ei, edge_weight, n)
             out.append((ei, w, self._support(ei, w, n, x)))
         if edge_weight is None or not edge_weight.requires_grad:
-            self._support_cache = (key, out)
+            self._support_cache = (graph, key, out)
         return out
 
     def _diffuse(self, x: Tensor, edge_index: Tensor, weight: Tensor, support: Optional[Tensor]) -> List[Tensor]:

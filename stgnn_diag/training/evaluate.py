@@ -66,8 +66,7 @@ def load_checkpoint(path: Union[str, Path], model: Optional[str] = None):
     """Rebuild the :class:`ForecastModule` stored in one of our checkpoints.
 
     Raises :class:`CheckpointError` when ``model`` names another model than the checkpoint's,
-    or when the weights do not fit the model the checkpoint describes. Only load checkpoints you
-    The file is read by :func:`~stgnn_diag.training.safe_load.load_file` (``weights_only=True``,
+    or when the weights do not fit the model the checkpoint describes. The file is read by :func:`~stgnn_diag.training.safe_load.load_file` (``weights_only=True``,
     explicit allow-list): a file that would run code is refused with :class:`CheckpointError`.
     """
     from ..zoo import create_model
@@ -116,13 +115,13 @@ def pretrained_module(name: str, tag: Union[bool, str] = True):
     hp = {"model_name": name, "model_kwargs": cfg["model_kwargs"], "protocol": cfg["protocol"],
           "window": inp["window"], "horizon": inp["horizon"], "seed": cfg["seed"], "pretrained": cfg["tag"]}
     budget = BUDGETS.get(cfg["budget"], BUDGETS["cpu-15min"])  # only the optimiser settings: not used to score
-    # the graph is the data set's (set by _check_scaler once the splits are loaded)
+    # the graph is the data set's (set by _bind_data once the splits are loaded)
     module = ForecastModule(net, torch.zeros(2, 0, dtype=torch.long), None, inp["scaler_mean"], inp["scaler_std"],
                             budget, 1, covariates=inp["covariates"], hparams=hp)
     return module.eval()
 
 
-def _check_scaler(module, splits) -> None:
+def _bind_data(module, splits) -> None:
     """Use the data set's graph, after checking that its scaler is the one the weights were trained with."""
     mean, std = splits.scaler.mean, splits.scaler.std
     got = torch.as_tensor(np.asarray([mean, std], dtype=np.float64).reshape(2, -1), dtype=torch.float32)
@@ -161,19 +160,16 @@ def evaluate(model: Optional[str] = None, checkpoint: Optional[Union[str, Path]]
             raise ValueError("Give --pretrained or --checkpoint, not both.")
         module = pretrained_module(model, pretrained)
         hp = module.hparams
-        if horizon is not None and horizon != hp["horizon"]:
-            raise CheckpointError(f"The weights predict {hp['horizon']} steps; they cannot be evaluated at "
-                                  f"horizon {horizon}.")
         if protocol is not None and protocol != hp["protocol"]:
             raise CheckpointError(f"The weights were trained under protocol {hp['protocol']!r} (its scaler); "
                                   f"evaluate them there, not under {protocol!r}.")
-        horizon, window, protocol, name = hp["horizon"], hp["window"], hp["protocol"], model
     elif checkpoint is not None:
         module = load_checkpoint(checkpoint, model)
         hp = module.hparams
+    if module is not None:  # trained weights: their own horizon, window and (by default) protocol
         if horizon is not None and horizon != hp["horizon"]:
-            raise CheckpointError(f"The checkpoint's model predicts {hp['horizon']} steps; it cannot be "
-                                  f"evaluated at horizon {horizon}.")
+            raise CheckpointError(f"The model predicts {hp['horizon']} steps; it cannot be evaluated at "
+                                  f"horizon {horizon}.")
         horizon, window = hp["horizon"], hp["window"]
         protocol = protocol or hp["protocol"]
         name = hp["model_name"]
@@ -187,7 +183,7 @@ def evaluate(model: Optional[str] = None, checkpoint: Optional[Union[str, Path]]
         splits = make_splits(MetrLA(data_root, progress=progress), protocol, window=window, horizon=horizon,
                              max_windows=max_windows)
     if pretrained:
-        _check_scaler(module, splits)
+        _bind_data(module, splits)
     if module is not None:
         pred = predict_split(module, splits, split, batch_size=batch_size, progress=progress)
     else:
