@@ -6,6 +6,6 @@ Subpackages: :mod:`stgnn_diag.nn` (layers), :mod:`stgnn_diag.models` (T&S / TTS 
 """
 __version__ = "0.1.0"
 
-from .zoo import create_model, list_models, register_model  # noqa: E402
+from .zoo import create_model, from_pretrained, list_models, register_model, save_pretrained  # noqa: E402
 
-__all__ = ["__version__", "create_model", "list_models", "register_model"]
+__all__ = ["__version__", "create_model", "from_pretrained", "list_models", "register_model", "save_pretrained"]

@@ -17,17 +17,9 @@ from typing import Dict, Optional
 
 import torch
 
-from ..datasets.covariates import EXOG_SIZE
-from ..zoo import get_entry
+from ..training import load_checkpoint
+from ..training.safe_load import load_file
 from ..zoo.pretrained import sha256, weights_dir
-
-COVARIATE_ENCODING = {
-    "tod_dow": f"u [batch, window, {EXOG_SIZE}]: channel 0 time of day as a fraction of the day in [0, 1) "
-               "(00:00 -> 0, 23:55 -> 287/288); channels 1..7 one-hot weekday, Monday first "
-               "(stgnn_diag.datasets.covariates.calendar_covariates)",
-    "tod": "u [batch, window, 1]: time of day as a fraction of the day in [0, 1)",
-    "none": "no covariates",
-}
 
 
 def _command(res: Dict) -> str:
@@ -42,39 +34,28 @@ def export_unit(unit: Path, tag: str, out_dir: Optional[Path] = None, default: b
     ckpt_path = unit / "run" / "checkpoints" / "last.ckpt"
     if not ckpt_path.is_file():
         raise FileNotFoundError(f"{ckpt_path} is missing: the unit's weights are not on this machine.")
-    ckpt = torch.load(ckpt_path, map_location="cpu", weights_only=True)
-    hp, sd = ckpt["hyper_parameters"], ckpt["state_dict"]
-    if hp["model_name"] != res["model"] or ckpt["global_step"] != res["global_steps"]:
+    module = load_checkpoint(ckpt_path)
+    hp = module.hparams
+    step = load_file(ckpt_path)["global_step"]
+    if hp["model_name"] != res["model"] or step != res["global_steps"]:
         raise ValueError(f"{ckpt_path} does not belong to {unit}/result.json (model or step differ).")
     name = hp["model_name"]
     out = Path(out_dir) if out_dir is not None else weights_dir()
     out.mkdir(parents=True, exist_ok=True)
     pt = out / f"{name}.{tag}.pt"
-    torch.save({k[len("model."):]: v.clone() for k, v in sd.items() if k.startswith("model.")}, pt)
-
-    def scalar_or_list(t: torch.Tensor):
-        t = t.flatten()
-        return float(t) if t.numel() == 1 else [float(v) for v in t]
+    torch.save({k: v.clone() for k, v in module.model.state_dict().items()}, pt)
 
     cfg = {
         "name": name, "tag": tag, "default": default,
         # the whole architecture (entry defaults + the run's arguments): later default changes cannot shift it
-        "model_kwargs": {**get_entry(name).defaults, **hp["model_kwargs"]},
+        "model_kwargs": module.model.config["model_kwargs"],
         "dataset": "metr_la", "protocol": hp["protocol"], "budget": res["budget"], "seed": hp["seed"],
         "global_steps": res["global_steps"], "train_time_s": res.get("train_time_s"),
         "trained_on": (res.get("machine") or {}).get("summary"), "git_commit": res.get("git_commit"),
         "metrics": {"split": "test", "windows": res.get("windows"), **res["metrics"]},
         "weights": pt.name, "sha256": sha256(pt),
         "command": _command(res),
-        "inputs": {
-            "x": "[batch, window, nodes, 1]: speed in mph, scaled as (speed - scaler_mean) / scaler_std",
-            "output": "[batch, horizon, nodes, 1]: scaled; speed = output * scaler_std + scaler_mean",
-            "scaler_mean": scalar_or_list(sd["scaler_mean"]), "scaler_std": scalar_or_list(sd["scaler_std"]),
-            "covariates": hp["covariates"], "covariate_encoding": COVARIATE_ENCODING.get(hp["covariates"]),
-            "window": hp["window"], "horizon": hp["horizon"],
-            "edge_direction": "edge_index[0] = source, edge_index[1] = target (METR-LA's DCRNN adj_mx: "
-                              "A[i, j] != 0 is the edge i -> j); stgnn_diag.datasets.MetrLA().edge_index",
-        },
+        "inputs": module.input_spec(),
     }
     baselines = {}
     for b in ("last_value", "last_value_ffill", "historical_average"):  # sibling units of the same results folder

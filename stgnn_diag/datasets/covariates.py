@@ -15,6 +15,15 @@ EXOG_SIZE = 8
 
 _NS_PER_DAY = 86_400 * 10**9
 
+#: What the model's ``u`` holds for each covariates choice of the training engine (written into saved configs).
+ENCODINGS = {
+    "tod_dow": f"u [batch, window, {EXOG_SIZE}]: channel 0 time of day as a fraction of the day in [0, 1) "
+               "(00:00 -> 0, 23:55 -> 287/288); channels 1..7 one-hot weekday, Monday first "
+               "(stgnn_diag.datasets.covariates.calendar_covariates)",
+    "tod": "u [batch, window, 1]: time of day as a fraction of the day in [0, 1)",
+    "none": "no covariates",
+}
+
 
 def time_of_day(timestamps: np.ndarray) -> np.ndarray:
     """Fraction of the day elapsed.

@@ -12,6 +12,10 @@ import numpy as np
 import torch
 from torch import Tensor
 
+#: The convention above in one line (written into saved model configs).
+EDGE_DIRECTION = ("edge_index[0] = source, edge_index[1] = target: A[i, j] != 0 is the edge i -> j "
+                  "(PyG's dense_to_sparse; tsl's adj_to_edge_index gives the reverse)")
+
 
 def dense_to_edge_index(adj) -> Tuple[Tensor, Tensor]:
     """Turn a dense adjacency into ``(edge_index, edge_weight)``, row-major order.

@@ -69,8 +69,6 @@ def load_checkpoint(path: Union[str, Path], model: Optional[str] = None):
     or when the weights do not fit the model the checkpoint describes. The file is read by :func:`~stgnn_diag.training.safe_load.load_file` (``weights_only=True``,
     explicit allow-list): a file that would run code is refused with :class:`CheckpointError`.
     """
-    from ..zoo import create_model
-    from .budgets import Budget
     from .module import ForecastModule
 
     path = Path(path)
@@ -83,16 +81,12 @@ def load_checkpoint(path: Union[str, Path], model: Optional[str] = None):
         raise CheckpointError(f"{path} is not a stgnn_diag training checkpoint (no model_name in it).")
     if model is not None and model != hp["model_name"]:
         raise CheckpointError(f"{path} holds a {hp['model_name']!r} model, not {model!r}.")
-    net = create_model(hp["model_name"], **hp["model_kwargs"])
     state = ckpt["state_dict"]
-    ei, ew = state["edge_index"], state.get("edge_weight")
-    budget_fields = {k: v for k, v in hp["budget"].items() if k != "model_overrides"}
-    module = ForecastModule(net, ei, ew, state["scaler_mean"].flatten() if state["scaler_mean"].dim() else
-                            state["scaler_mean"], state["scaler_std"].flatten() if state["scaler_std"].dim() else
-                            state["scaler_std"], Budget(**budget_fields), hp["steps_per_epoch"],
-                            covariates=hp["covariates"], hparams={k: hp[k] for k in
-                                                                 ("model_name", "model_kwargs", "protocol",
-                                                                  "window", "horizon", "seed")})
+    try:
+        module = ForecastModule(**hp)
+    except (TypeError, ValueError) as e:
+        raise CheckpointError(f"{path} describes a model that cannot be built: {e}") from e
+    module.on_load_checkpoint(ckpt)
     try:
         module.load_state_dict(state)
     except RuntimeError as e:
@@ -104,20 +98,17 @@ def load_checkpoint(path: Union[str, Path], model: Optional[str] = None):
 def pretrained_module(name: str, tag: Union[bool, str] = True):
     """A :class:`ForecastModule` around the shipped weights of zoo entry ``name`` (see
     :mod:`stgnn_diag.zoo.pretrained`), with the scaler, graph convention and covariates they were trained with."""
-    from ..zoo import create_model
     from ..zoo.pretrained import pretrained_cfg
     from .budgets import BUDGETS
     from .module import ForecastModule
 
     cfg = pretrained_cfg(name, tag)
-    net = create_model(name, pretrained=cfg["tag"])
     inp = cfg["inputs"]
-    hp = {"model_name": name, "model_kwargs": cfg["model_kwargs"], "protocol": cfg["protocol"],
-          "window": inp["window"], "horizon": inp["horizon"], "seed": cfg["seed"], "pretrained": cfg["tag"]}
     budget = BUDGETS.get(cfg["budget"], BUDGETS["cpu-15min"])  # only the optimiser settings: not used to score
     # the graph is the data set's (set by _bind_data once the splits are loaded)
-    module = ForecastModule(net, torch.zeros(2, 0, dtype=torch.long), None, inp["scaler_mean"], inp["scaler_std"],
-                            budget, 1, covariates=inp["covariates"], hparams=hp)
+    module = ForecastModule(name, cfg["model_kwargs"], inp["scaler_mean"], inp["scaler_std"], budget,
+                            covariates=inp["covariates"], pretrained=cfg["tag"], protocol=cfg["protocol"],
+                            window=inp["window"], horizon=inp["horizon"], seed=cfg["seed"])
     return module.eval()
 
 

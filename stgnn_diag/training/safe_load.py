@@ -21,7 +21,7 @@ import importlib
 import inspect
 import pickle
 from pathlib import Path
-from typing import Any, Iterable, Union
+from typing import Any, Iterable, List, Union
 
 import torch
 
@@ -74,6 +74,29 @@ def _resolve(name: str):
     return None
 
 
+def allowed_globals(path: Union[str, Path], extra_prefixes: Iterable[str] = ()) -> List[Any]:
+    """The objects the checkpoint at ``path`` needs beyond torch's own ``weights_only`` list, all on the
+    allow-list (for ``torch.serialization.safe_globals``); raises like :func:`load_file` otherwise."""
+    path = Path(path)
+    try:
+        names = list(torch.serialization.get_unsafe_globals_in_checkpoint(str(path)))
+    except Exception as e:  # not a zip-format torch file, truncated ...
+        raise CheckpointReadError(f"{path} is not a readable checkpoint ({type(e).__name__}: "
+                                  f"{str(e).splitlines()[0] if str(e) else ''}).") from e
+    prefixes = TRUSTED_PREFIXES + tuple(extra_prefixes)
+    allowed, refused = [], []
+    for name in names:
+        obj = _resolve(name) if name.startswith(prefixes + FUNCTION_MODULES + EXACT) else None
+        if _allowed(name, obj, prefixes):
+            allowed.append(obj)
+        else:
+            refused.append(name)
+    if refused:
+        raise UnsafeCheckpointError(f"{path} was not loaded: it names {refused}, which are not on the allow-list "
+                                    f"(loading it could run code). Pass trusted=True only for a file you made.")
+    return allowed
+
+
 def load_file(path: Union[str, Path], map_location="cpu", *, trusted: bool = False,
               extra_prefixes: Iterable[str] = ()) -> Any:
     """Read a checkpoint with ``weights_only=True``, allow-listing only classes of trusted packages.
@@ -94,22 +117,7 @@ def load_file(path: Union[str, Path], map_location="cpu", *, trusted: bool = Fal
         raise FileNotFoundError(f"No checkpoint at {path}.")
     if trusted:
         return torch.load(str(path), map_location=map_location, weights_only=False)
-    try:
-        names = list(torch.serialization.get_unsafe_globals_in_checkpoint(str(path)))
-    except Exception as e:  # not a zip-format torch file, truncated ...
-        raise CheckpointReadError(f"{path} is not a readable checkpoint ({type(e).__name__}: "
-                                  f"{str(e).splitlines()[0] if str(e) else ''}).") from e
-    prefixes = TRUSTED_PREFIXES + tuple(extra_prefixes)
-    allowed, refused = [], []
-    for name in names:
-        obj = _resolve(name) if name.startswith(prefixes + FUNCTION_MODULES + EXACT) else None
-        if _allowed(name, obj, prefixes):
-            allowed.append(obj)
-        else:
-            refused.append(name)
-    if refused:
-        raise UnsafeCheckpointError(f"{path} was not loaded: it names {refused}, which are not on the allow-list "
-                                    f"(loading it could run code). Pass trusted=True only for a file you made.")
+    allowed = allowed_globals(path, extra_prefixes)
     try:
         with torch.serialization.safe_globals(allowed):
             return torch.load(str(path), map_location=map_location, weights_only=True)

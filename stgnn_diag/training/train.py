@@ -16,7 +16,7 @@ from lightning.pytorch.loggers import CSVLogger
 from lightning.pytorch.utilities.rank_zero import rank_zero_only
 
 from ..datasets import MetrLA, make_splits
-from ..zoo import check_model_name, create_model, get_entry
+from ..zoo import check_model_name, get_entry
 from .budgets import Budget, get_budget
 from .data import WindowDataModule
 from ..nn import DiagonalSchedule
@@ -152,17 +152,15 @@ def build(cfg: TrainConfig, budget: Budget, splits) -> ForecastModule:
     kwargs = {**dict(budget.model_overrides), **(cfg.model_overrides or {}),
               "n_nodes": splits.n_nodes, "horizon": cfg.horizon, "window": cfg.window,
               "exog_size": COVARIATES[covariates]}
-    model = create_model(cfg.model, **kwargs)
     steps = len(splits.train) // budget.batch_size
     if budget.limit_train_batches:
         steps = min(steps, budget.limit_train_batches)
     if steps == 0:
         raise ValueError(f"The training split ({len(splits.train)} windows) holds no full batch of "
                          f"{budget.batch_size}; lower --batch-size.")
-    hp = {"model_name": cfg.model, "model_kwargs": kwargs, "protocol": cfg.protocol,
-          "window": cfg.window, "horizon": cfg.horizon, "seed": cfg.seed}
-    return ForecastModule(model, splits.edge_index, splits.edge_weight, splits.scaler.mean, splits.scaler.std,
-                          budget, steps_per_epoch=steps, covariates=covariates, hparams=hp)
+    return ForecastModule(cfg.model, kwargs, splits.scaler.mean, splits.scaler.std, budget, steps_per_epoch=steps,
+                          covariates=covariates, edge_index=splits.edge_index, edge_weight=splits.edge_weight,
+                          protocol=cfg.protocol, window=cfg.window, horizon=cfg.horizon, seed=cfg.seed)
 
 
 def _deterministic(accelerator: str):

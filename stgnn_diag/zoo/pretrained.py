@@ -79,9 +79,10 @@ def check_overrides(cfg: Dict, overrides: Dict) -> None:
                               f"pretrained weights.")
 
 
-def load_weights(model: nn.Module, cfg: Dict) -> nn.Module:
-    """Verify the weights file of ``cfg`` against its sha256 and load it strictly into ``model``."""
-    path = weights_dir() / cfg["weights"]
+def load_weights(model: nn.Module, cfg: Dict, directory: Optional[Path] = None) -> nn.Module:
+    """Verify the weights file of ``cfg`` (in ``directory``, default :func:`weights_dir`) against its sha256
+    and load it strictly into ``model``."""
+    path = Path(directory if directory is not None else weights_dir()) / cfg["weights"]
     if not path.is_file():
         raise PretrainedError(f"The weights file {path} of {cfg['name']}.{cfg['tag']} is missing.")
     got = sha256(path)

@@ -137,19 +137,26 @@ def create_model(name: str, pretrained: Union[bool, str] = False, checkpoint_pat
         if pretrained or checkpoint_path:
             raise ValueError(f"{name!r} is an integration entry: it ships no weights here.")
         prefix, sub = name.split(":", 1)
-        return _NAMESPACES[prefix].create(sub, **overrides)
+        return _with_config(_NAMESPACES[prefix].create(sub, **overrides), name, overrides)
+    entry = get_entry(name)
     if pretrained:
         from .pretrained import check_overrides, load_weights, pretrained_cfg
 
         cfg = pretrained_cfg(name, pretrained)
         check_overrides(cfg, overrides)
-        model = get_entry(name).fn(**{**cfg["model_kwargs"], **overrides})
-        model = load_weights(model, cfg)
+        kwargs = {**cfg["model_kwargs"], **overrides}
+        model = load_weights(_with_config(entry.fn(**kwargs), name, {**entry.defaults, **kwargs}), cfg)
         model.pretrained_cfg = cfg
         return model
-    model = get_entry(name).fn(**overrides)
+    model = _with_config(entry.fn(**overrides), name, {**entry.defaults, **overrides})
     if checkpoint_path is not None:
         from .pretrained import load_state_file
 
         load_state_file(model, checkpoint_path)
+    return model
+
+
+def _with_config(model: nn.Module, name: str, kwargs: Dict) -> nn.Module:
+    """Attach ``model.config = {"name", "model_kwargs"}`` (what ``save_pretrained`` writes)."""
+    model.config = {"name": name, "model_kwargs": dict(kwargs)}
     return model

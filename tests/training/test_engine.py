@@ -89,15 +89,37 @@ def test_checkpoint_mismatches_are_clear_errors(tmp_path, metr_la_root):
         load_checkpoint(other)
 
 
+def test_lightning_load_from_checkpoint_rebuilds_the_module(tmp_path, metr_la_root):
+    """``ForecastModule.load_from_checkpoint`` (Lightning's idiom) builds the model from the saved name and
+    arguments and gives the same predictions as the library's loader; a file that would run code is refused."""
+    from stgnn_diag.training import ForecastModule
+    from stgnn_diag.training.safe_load import UnsafeCheckpointError
+    from tests.training.test_safe_load import Payload
+
+    train(tiny_cfg(tmp_path, metr_la_root, max_epochs=1))
+    ckpt = tmp_path / "run" / "checkpoints" / "last.ckpt"
+    a, b = ForecastModule.load_from_checkpoint(ckpt).eval(), load_checkpoint(ckpt)
+    assert a.hparams["model_name"] == "tts_attn_penalty" and a.edge_index.shape == b.edge_index.shape
+    x, u = torch.randn(3, 12, 207, 1), torch.rand(3, 12, 8)
+    with torch.no_grad():
+        torch.testing.assert_close(a(x, u), b(x, u))
+    assert a.scaler_std.item() == pytest.approx(b.scaler_std.item()) and a.scaler_std.item() > 1
+    state = torch.load(ckpt, weights_only=False)
+    state["evil"] = Payload(str(tmp_path / "ran"))
+    torch.save(state, tmp_path / "evil.ckpt")
+    with pytest.raises(UnsafeCheckpointError, match="exec"):
+        ForecastModule.load_from_checkpoint(tmp_path / "evil.ckpt")
+    assert not (tmp_path / "ran").exists()
+
+
 def test_nan_loss_stops_with_a_clear_error(tmp_path, metr_la_root):
     from stgnn_diag.training.module import ForecastModule
     from stgnn_diag.training.budgets import get_budget
-    from stgnn_diag import create_model
 
-    model = create_model("tts_attn_none", hidden_size=8, heads=2, exog_size=8, n_nodes=3)
+    module = ForecastModule("tts_attn_none", dict(hidden_size=8, heads=2, exog_size=8, n_nodes=3), 54.4, 19.5,
+                            get_budget("cpu-small"), 1, edge_index=torch.tensor([[0, 1], [1, 2]]))
     with torch.no_grad():
-        next(model.parameters()).fill_(float("nan"))
-    module = ForecastModule(model, torch.tensor([[0, 1], [1, 2]]), None, 54.4, 19.5, get_budget("cpu-small"), 1)
+        next(module.model.parameters()).fill_(float("nan"))
     batch = {"x": torch.randn(2, 12, 3, 1), "u": torch.rand(2, 12, 8), "y": torch.rand(2, 12, 3, 1) + 1}
     with pytest.raises(NonFiniteLossError, match="lower --lr"):
         module.training_step(batch, 0)
@@ -169,7 +191,7 @@ def test_ddp_two_cpu_processes_agree(tmp_path, metr_la_root):
     out = tmp_path / "ddp"
     args = [sys.executable, "-m", "stgnn_diag.cli", "train", "--model", "tas_attn_mask", "--out", str(out),
             "--data-root", str(metr_la_root), "--max-windows", "400", "--max-epochs", "1", "--batch-size", "8",
-            "--limit-train-batches", "4", "--limit-val-batches", "2", "--hidden-size", "8",
+            "--limit-val-batches", "2", "--hidden-size", "8",
             "--set", "heads=2", "--set", "n_layers=1", "--devices", "2", "--strategy", "ddp",
             "--no-progress", "--no-baselines"]
     env = {**os.environ, "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": "29517", "PYTHONUNBUFFERED": "1"}
@@ -179,6 +201,14 @@ def test_ddp_two_cpu_processes_agree(tmp_path, metr_la_root):
     assert ranks["world_size"] == 2 and len(ranks["weights_sha256"]) == 2
     assert ranks["agree"], ranks
     assert np.isfinite(ranks["val_mae"][0])
+    # each rank steps through its half of the split, and the cosine ends with the last of those steps
+    # (counting the whole split would stretch the schedule 2x: the lr would still be high at the end)
+    result = json.loads((out / "metrics.json").read_text())
+    single = train(tiny_cfg(tmp_path, metr_la_root, "single", model="tas_attn_mask", max_windows=400,
+                            max_epochs=1, batch_size=8, limit_train_batches=None,
+                            model_overrides={"hidden_size": 8, "heads": 2, "n_layers": 1}))
+    assert result["schedule_steps"] == result["global_steps"] == single["global_steps"] // 2
+    assert single["schedule_steps"] == single["global_steps"] > 8
 
 
 def test_diagonal_schedule_is_applied_per_epoch_and_saved(tmp_path, metr_la_root):

@@ -96,3 +96,34 @@ def test_sensitivity_runs_on_the_shipped_weights(weights_env, metr_la_root, tmp_
     assert any(out.iterdir())
     assert main(["sensitivity", "--model", "tts_attn_penalty", "--pretrained", "nope", "--data-root",
                  str(metr_la_root), "--out", str(out)]) == 2
+
+
+def test_model_config_save_pretrained_and_from_pretrained(shipped, tmp_path):
+    """A trained run goes into a plain folder (config.json + weights.pt) and back as the same model."""
+    from stgnn_diag.training import load_checkpoint
+
+    base, _, _ = shipped
+    model = stgnn_diag.create_model("tas_attn_mask", n_nodes=5, hidden_size=8, heads=2)
+    assert json.loads(json.dumps(model.config)) == model.config  # JSON-serialisable
+    assert model.config["name"] == "tas_attn_mask" and model.config["model_kwargs"]["diag"] == "mask"
+    assert model.config["model_kwargs"]["n_layers"] == 2  # the entry's defaults are part of it
+    module = load_checkpoint(base / "unit" / "run" / "checkpoints" / "last.ckpt")
+    folder = module.save_pretrained(tmp_path / "mine")
+    cfg = json.loads((folder / "config.json").read_text())
+    assert cfg["inputs"]["scaler_std"] == pytest.approx(module.scaler_std.item()) and cfg["inputs"]["window"] == 12
+    again = stgnn_diag.from_pretrained(folder)
+    assert type(again) is type(module.model) and again.config == module.model.config
+    x, u = torch.randn(2, 12, 207, 1), torch.rand(2, 12, 8)
+    ei = module.edge_index
+    with torch.no_grad():
+        torch.testing.assert_close(again(x, ei, module.edge_weight, u=u), module.model(x, ei, module.edge_weight, u=u))
+    with pytest.raises(PretrainedError, match="hidden_size=16"):
+        stgnn_diag.from_pretrained(folder, hidden_size=16)
+    (folder / "weights.pt").write_bytes((folder / "weights.pt").read_bytes()[:-10] + b"0" * 10)
+    with pytest.raises(PretrainedError, match="does not verify"):
+        stgnn_diag.from_pretrained(folder)
+    with pytest.raises(PretrainedError, match="no config.json"):
+        stgnn_diag.from_pretrained(tmp_path)
+    plain = torch.nn.Linear(2, 2)
+    with pytest.raises(ValueError, match="create_model"):
+        stgnn_diag.save_pretrained(plain, tmp_path / "plain")
