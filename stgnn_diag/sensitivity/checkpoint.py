@@ -8,6 +8,7 @@ from typing import Any, Dict, Optional, Tuple
 import torch
 from torch import nn
 
+from ..training.evaluate import check_run_folder
 from ..training.safe_load import CheckpointReadError, UnsafeCheckpointError, load_file
 from ..zoo import create_model
 
@@ -53,6 +54,8 @@ def read_checkpoint(path) -> Tuple[Dict[str, torch.Tensor], Optional[str], Dict[
         sd = {k[len("model."):]: v for k, v in sd.items() if k.startswith("model.")}
     name = obj.get("model_name", hp.get("model_name"))
     kwargs = obj.get("model_kwargs", hp.get("model_kwargs")) or {}
+    if hp:
+        check_run_folder(path, hp)  # a training checkpoint must be its run folder's
     return sd, name, dict(kwargs)
 
 

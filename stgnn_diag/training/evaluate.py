@@ -81,6 +81,7 @@ def load_checkpoint(path: Union[str, Path], model: Optional[str] = None):
         raise CheckpointError(f"{path} is not a stgnn_diag training checkpoint (no model_name in it).")
     if model is not None and model != hp["model_name"]:
         raise CheckpointError(f"{path} holds a {hp['model_name']!r} model, not {model!r}.")
+    check_run_folder(path, hp)
     state = ckpt["state_dict"]
     try:
         module = ForecastModule(**hp)
@@ -95,6 +96,32 @@ def load_checkpoint(path: Union[str, Path], model: Optional[str] = None):
     return module.eval()
 
 
+def check_run_folder(path: Path, hp: Dict[str, Any]) -> None:
+    """A checkpoint inside a run folder (``<run>/checkpoints/x.ckpt``) must be that run's: the same model,
+    arguments and protocol as ``<run>/config.json`` (a file copied or relabelled into another run is refused)."""
+    import json
+
+    from .run_dir import CHECKPOINTS, CONFIG_JSON
+
+    config_path = path.parent.parent / CONFIG_JSON
+    if path.parent.name != CHECKPOINTS or not config_path.is_file():
+        return
+    try:
+        config = json.loads(config_path.read_text())
+    except ValueError:
+        return
+    run = {"model": config.get("model"), "protocol": config.get("protocol"), "horizon": config.get("horizon")}
+    ckpt = {"model": hp.get("model_name"), "protocol": hp.get("protocol"), "horizon": hp.get("horizon")}
+    diff = {k: (run[k], ckpt[k]) for k in run if run[k] is not None and run[k] != ckpt[k]}
+    overrides = config.get("model_overrides") or {}
+    diff.update({f"model_overrides.{k}": (v, hp["model_kwargs"].get(k)) for k, v in overrides.items()
+                 if k in hp.get("model_kwargs", {}) and hp["model_kwargs"][k] != v})
+    if diff:
+        said = "; ".join(f"{k}: run {a!r}, checkpoint {b!r}" for k, (a, b) in diff.items())
+        raise CheckpointError(f"{path} is not the checkpoint of the run in {path.parent.parent} ({said}): a file "
+                              f"copied or renamed into another run's folder.")
+
+
 def pretrained_module(name: str, tag: Union[bool, str] = True):
     """A :class:`ForecastModule` around the shipped weights of zoo entry ``name`` (see
     :mod:`stgnn_diag.zoo.pretrained`), with the scaler, graph convention and covariates they were trained with."""
@@ -105,15 +132,15 @@ def pretrained_module(name: str, tag: Union[bool, str] = True):
     cfg = pretrained_cfg(name, tag)
     inp = cfg["inputs"]
     budget = BUDGETS.get(cfg["budget"], BUDGETS["cpu-15min"])  # only the optimiser settings: not used to score
-    # the graph is the data set's (set by _bind_data once the splits are loaded)
+    # the shipped weights carry no graph: evaluate() takes the data set's once the splits are loaded
     module = ForecastModule(name, cfg["model_kwargs"], inp["scaler_mean"], inp["scaler_std"], budget,
                             covariates=inp["covariates"], pretrained=cfg["tag"], protocol=cfg["protocol"],
                             window=inp["window"], horizon=inp["horizon"], seed=cfg["seed"])
     return module.eval()
 
 
-def _bind_data(module, splits) -> None:
-    """Use the data set's graph, after checking that its scaler is the one the weights were trained with."""
+def _check_scaler(module, splits) -> None:
+    """Refuse data whose scaler is not the one the weights were trained with (another data set or protocol)."""
     mean, std = splits.scaler.mean, splits.scaler.std
     got = torch.as_tensor(np.asarray([mean, std], dtype=np.float64).reshape(2, -1), dtype=torch.float32)
     want = torch.stack([module.scaler_mean.flatten(), module.scaler_std.flatten()])
@@ -121,8 +148,6 @@ def _bind_data(module, splits) -> None:
         raise CheckpointError("The data's scaler differs from the one the weights were trained with "
                               f"({want.flatten()[:2].tolist()} vs {got.flatten()[:2].tolist()}): another data set "
                               f"or protocol.")
-    module.edge_index = splits.edge_index.clone()
-    module.edge_weight = None if splits.edge_weight is None else splits.edge_weight.clone().float()
 
 
 def evaluate(model: Optional[str] = None, checkpoint: Optional[Union[str, Path]] = None, *,
@@ -150,14 +175,13 @@ def evaluate(model: Optional[str] = None, checkpoint: Optional[Union[str, Path]]
         if checkpoint is not None:
             raise ValueError("Give --pretrained or --checkpoint, not both.")
         module = pretrained_module(model, pretrained)
+    elif checkpoint is not None:
+        module = load_checkpoint(checkpoint, model)
+    if module is not None:  # trained weights: their own protocol (scaler), horizon and window
         hp = module.hparams
         if protocol is not None and protocol != hp["protocol"]:
             raise CheckpointError(f"The weights were trained under protocol {hp['protocol']!r} (its scaler); "
                                   f"evaluate them there, not under {protocol!r}.")
-    elif checkpoint is not None:
-        module = load_checkpoint(checkpoint, model)
-        hp = module.hparams
-    if module is not None:  # trained weights: their own horizon, window and (by default) protocol
         if horizon is not None and horizon != hp["horizon"]:
             raise CheckpointError(f"The model predicts {hp['horizon']} steps; it cannot be evaluated at "
                                   f"horizon {horizon}.")
@@ -173,8 +197,11 @@ def evaluate(model: Optional[str] = None, checkpoint: Optional[Union[str, Path]]
     if splits is None:
         splits = make_splits(MetrLA(data_root, progress=progress), protocol, window=window, horizon=horizon,
                              max_windows=max_windows)
-    if pretrained:
-        _bind_data(module, splits)
+    if module is not None:
+        _check_scaler(module, splits)
+    if pretrained:  # the shipped weights carry no graph: the data set's
+        module.edge_index = splits.edge_index.clone()
+        module.edge_weight = None if splits.edge_weight is None else splits.edge_weight.clone().float()
     if module is not None:
         pred = predict_split(module, splits, split, batch_size=batch_size, progress=progress)
     else:

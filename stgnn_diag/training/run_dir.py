@@ -4,14 +4,17 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import socket
 import tempfile
+import time
 from pathlib import Path
-from typing import Any, Dict, Optional
+from typing import Any, Dict, Iterable, Optional
 
 CHECKPOINTS = "checkpoints"
 LAST = "last.ckpt"
 METRICS_JSON = "metrics.json"
 CONFIG_JSON = "config.json"
+LOCK = ".lock"
 #: What a run writes into its folder (and ``overwrite`` removes; anything else there is left alone).
 RUN_OUTPUTS = (CHECKPOINTS, "logs", METRICS_JSON, CONFIG_JSON, "metrics.csv", "loss_curve.png")
 
@@ -67,3 +70,86 @@ def write_json(path: Path, data: Dict[str, Any]) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's live process
+        return True
+    return True
+
+
+class RunLock:
+    """One training process per run folder: ``out_dir/.lock`` holds the owner's pid and host.
+
+    Taken before the folder is checked (so ``--overwrite`` never deletes a live run) and released when
+    training ends, however it ends. A lock whose process no longer runs on this host (``kill -9``, a crash)
+    is stale and taken over; a lock from another host is respected (its process cannot be checked).
+    """
+
+    def __init__(self, out_dir: Path):
+        self.path = Path(out_dir) / LOCK
+        self.held = False
+
+    def _owner(self) -> Dict[str, Any]:
+        try:
+            return json.loads(self.path.read_text())
+        except (OSError, ValueError):
+            return {}
+
+    def acquire(self) -> "RunLock":
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        me = {"pid": os.getpid(), "host": socket.gethostname(), "since": time.strftime("%Y-%m-%d %H:%M:%S")}
+        for _ in range(2):
+            try:
+                fd = os.open(self.path, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+            except FileExistsError:
+                owner = self._owner()
+                pid, host = owner.get("pid"), owner.get("host")
+                if isinstance(pid, int) and (host != me["host"] or _alive(pid)):
+                    raise RunDirError(f"{self.path.parent} is in use by another training process (pid {pid} on "
+                                      f"{host}, since {owner.get('since')}): wait for it to end or stop it, or "
+                                      f"choose another --out.") from None
+                self.path.unlink(missing_ok=True)  # stale: its process is gone
+                continue
+            with os.fdopen(fd, "w") as f:
+                json.dump(me, f)
+            self.held = True
+            return self
+        raise RunDirError(f"Could not take the lock {self.path}; remove it if no run uses the folder.")
+
+    def release(self) -> None:
+        if self.held and self._owner().get("pid") == os.getpid():
+            self.path.unlink(missing_ok=True)
+        self.held = False
+
+    def __enter__(self) -> "RunLock":
+        return self.acquire()
+
+    def __exit__(self, *exc) -> None:
+        self.release()
+
+
+#: ``config.json`` fields that may differ when a run is resumed: where and how it runs, not what it is.
+RESUMABLE_CHANGES = ("out", "data_root", "accelerator", "devices", "strategy", "num_nodes",
+                     "checkpoint_every_n_steps", "progress", "resume", "overwrite")
+
+
+def check_same_run(out_dir: Path, config: Dict[str, Any], ignore: Iterable[str] = RESUMABLE_CHANGES) -> None:
+    """Raise :class:`RunDirError` unless ``config`` is the run recorded in ``out_dir/config.json``
+    (model, its arguments, protocol, budget, seed ...): a resume must continue the same run."""
+    path = Path(out_dir) / CONFIG_JSON
+    if not path.is_file():
+        raise RunDirError(f"{out_dir} has no {CONFIG_JSON}: it cannot be checked that --resume continues the same "
+                          f"run. Start over with --overwrite.")
+    saved = json.loads(path.read_text())
+    new = json.loads(json.dumps(config, default=str))  # the same normalisation as the saved file
+    keys = (set(saved) | set(new)) - set(ignore)
+    diff = {k: (saved.get(k), new.get(k)) for k in sorted(keys) if saved.get(k) != new.get(k)}
+    if diff:
+        said = "; ".join(f"{k}: the run has {a!r}, asked {b!r}" for k, (a, b) in diff.items())
+        raise RunDirError(f"--resume asks for another run than the one in {out_dir} ({said}). Resume with the "
+                          f"run's own settings, or start a new run in another --out.")

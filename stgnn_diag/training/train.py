@@ -29,7 +29,8 @@ from .wall_clock import ElapsedTime, WallClockBudget, parse_duration
 from .logs import LOGS, merge_attempt_logs, next_attempt, read_attempts, write_attempt
 from .plots import plot_loss_curve
 from .quiet import quiet_lightning
-from .run_dir import CHECKPOINTS, CONFIG_JSON, LAST, METRICS_JSON, last_checkpoint, prepare_run_dir, write_json
+from .run_dir import (CHECKPOINTS, CONFIG_JSON, LAST, METRICS_JSON, RunLock, check_same_run, last_checkpoint,
+                      prepare_run_dir, write_json)
 
 
 @dataclass
@@ -194,19 +195,27 @@ def train(cfg: TrainConfig) -> Dict[str, Any]:
         max_epochs=cfg.max_epochs, batch_size=cfg.batch_size, limit_train_batches=cfg.limit_train_batches,
         limit_val_batches=cfg.limit_val_batches, lr=cfg.lr, patience=cfg.patience)
     out = Path(cfg.out)
-    if rank_zero_only.rank == 0:
+    max_time = _check_length(cfg)
+    config = {k: v for k, v in vars(cfg).items() if k not in ("resume", "overwrite", "progress")}
+    config["budget_resolved"] = budget.to_dict()
+    if rank_zero_only.rank != 0:  # a DDP worker re-launched by Lightning: rank 0 owns (and has checked) the folder
+        return _fit_and_test(cfg, budget, config, max_time, last_checkpoint(out) if cfg.resume else None)
+    with RunLock(out):  # before any check: a second process (or --overwrite) must not touch a live run
         resume_from = prepare_run_dir(out, resume=cfg.resume, overwrite=cfg.overwrite)
-    else:  # a DDP worker re-launched by Lightning: rank 0 owns (and has checked) the run folder
-        resume_from = last_checkpoint(out) if cfg.resume else None
+        if resume_from is not None:
+            check_same_run(out, config)
+        return _fit_and_test(cfg, budget, config, max_time, resume_from)
+
+
+def _fit_and_test(cfg: TrainConfig, budget: Budget, config: Dict[str, Any], max_time, resume_from
+                  ) -> Dict[str, Any]:
+    out = Path(cfg.out)
     L.seed_everything(cfg.seed, workers=True, verbose=False)
     data = MetrLA(cfg.data_root, progress=cfg.progress)
     splits = make_splits(data, cfg.protocol, window=cfg.window, horizon=cfg.horizon, max_windows=cfg.max_windows)
     module = build(cfg, budget, splits)
-    max_time = _check_length(cfg)
     if cfg.max_steps:
         module.schedule_steps = cfg.max_steps
-    config = {k: v for k, v in vars(cfg).items() if k not in ("resume", "overwrite", "progress")}
-    config["budget_resolved"] = budget.to_dict()
     if resume_from is None and rank_zero_only.rank == 0:
         write_json(out / CONFIG_JSON, config)
     attempt = next_attempt(out, resume_from is not None) if rank_zero_only.rank == 0 else "worker"
@@ -225,9 +234,8 @@ def train(cfg: TrainConfig) -> Dict[str, Any]:
     if budget.patience:
         callbacks.append(EarlyStopping("val_mae", patience=budget.patience, mode="min"))
     callbacks.append(ElapsedTime())
-    warmup_steps = int(round(budget.warmup_epochs * module.steps_per_epoch))
     if max_time is not None:
-        callbacks.append(WallClockBudget(max_time, calibrate_at=warmup_steps))
+        callbacks.append(WallClockBudget(max_time))
     if cfg.progress:
         callbacks.append(TQDMProgressBar(refresh_rate=5))
     by_length = cfg.max_steps or max_time is not None
@@ -271,7 +279,7 @@ def train(cfg: TrainConfig) -> Dict[str, Any]:
         "epochs": trainer.current_epoch, "global_steps": trainer.global_step,
         "schedule_steps": module.schedule_steps, "max_time": cfg.max_time,
         # a timed run fixes its length at the end of the warm-up: --max-steps repeats it exactly when that is >= 10
-        "max_steps_repeats": None if max_time is None else warmup_steps >= 10,
+        "max_steps_repeats": None if max_time is None else module.warmup_steps >= 10,
         # all attempts' fit time; when an earlier attempt left no record, this attempt's alone (flagged)
         "train_time_s": round(sum(fit_times) if None not in fit_times else train_time, 1),
         "train_time_complete": None not in fit_times, "attempts": attempts, "resumed": resume_from is not None,

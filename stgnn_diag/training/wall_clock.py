@@ -52,15 +52,18 @@ class WallClockBudget(L.Callback):
     The module must expose ``schedule_steps`` (read by its learning-rate schedule at every step).
     """
 
-    def __init__(self, max_time: timedelta, calibrate_at: int = 10, safety: float = 0.97):
+    def __init__(self, max_time: timedelta, calibrate_at: Optional[int] = None, safety: float = 0.97):
         self.max_s = max_time.total_seconds()
-        self.calibrate_at, self.safety = max(10, int(calibrate_at)), safety
+        self.calibrate_at = None if calibrate_at is None else max(10, int(calibrate_at))
+        self.safety = safety
         self.fixed_steps: Optional[int] = None
         self._t0: Optional[float] = None
         self._t5: Optional[float] = None
 
     def on_train_start(self, trainer, pl_module) -> None:
         self._t0 = time.perf_counter() - self._elapsed_before(trainer)
+        if self.calibrate_at is None:  # the module's warm-up in this process's steps (set by configure_optimizers)
+            self.calibrate_at = max(10, int(getattr(pl_module, "warmup_steps", 10)))
         if self.fixed_steps is not None:  # resumed after the length was fixed
             pl_module.schedule_steps = self.fixed_steps
             trainer.fit_loop.epoch_loop.max_steps = self.fixed_steps

@@ -59,6 +59,16 @@ def test_existing_run_is_never_overwritten_silently(tmp_path, metr_la_root):
         train(tiny_cfg(tmp_path, metr_la_root, "empty", resume=True))
 
 
+def test_resume_with_another_model_is_refused_and_changes_nothing(tmp_path, metr_la_root):
+    train(tiny_cfg(tmp_path, metr_la_root, max_epochs=1))
+    before = {f: (tmp_path / "run" / f).read_bytes() for f in ("metrics.json", "config.json")}
+    with pytest.raises(RunDirError, match="another run than the one"):
+        train(tiny_cfg(tmp_path, metr_la_root, model="tas_attn_mask", resume=True,
+                       model_overrides={"hidden_size": 8, "heads": 2, "n_layers": 1}))
+    assert {f: (tmp_path / "run" / f).read_bytes() for f in before} == before
+    assert not (tmp_path / "run" / ".lock").exists()
+
+
 def test_bad_names_fail_before_any_work(tmp_path, metr_la_root):
     with pytest.raises(ValueError, match="Unknown model"):
         train(tiny_cfg(tmp_path, metr_la_root, model="tts_attn_penalti"))
@@ -76,6 +86,17 @@ def test_checkpoint_mismatches_are_clear_errors(tmp_path, metr_la_root):
         evaluate("tas_attn_none", ckpt, data_root=metr_la_root, max_windows=50, progress=False)
     with pytest.raises(CheckpointError, match="horizon 36"):
         evaluate(checkpoint=ckpt, horizon=36, data_root=metr_la_root, max_windows=50, progress=False)
+    with pytest.raises(CheckpointError, match="trained under protocol 'dcrnn'"):  # its own scaler, or refused
+        evaluate(checkpoint=ckpt, protocol="paper", data_root=metr_la_root, max_windows=50, progress=False)
+    # another run's checkpoint copied into this run's folder
+    other = tmp_path / "other_run"
+    train(tiny_cfg(tmp_path, metr_la_root, "other_run", model="tas_attn_mask", max_epochs=1,
+                   model_overrides={"hidden_size": 8, "heads": 2, "n_layers": 1}))
+    (tmp_path / "run" / "checkpoints" / "relabelled.ckpt").write_bytes((other / "checkpoints" / "last.ckpt").read_bytes())
+    for load in (load_checkpoint, lambda p: __import__("stgnn_diag.sensitivity.checkpoint", fromlist=["x"]).build_model(
+            checkpoint=p, n_nodes=207)):
+        with pytest.raises(ValueError, match="not the checkpoint of the run"):
+            load(tmp_path / "run" / "checkpoints" / "relabelled.ckpt")
     bad = tmp_path / "bad.ckpt"
     bad.write_bytes(ckpt.read_bytes()[:1000])
     with pytest.raises(CheckpointError, match="not a readable checkpoint"):
@@ -125,8 +146,9 @@ def test_nan_loss_stops_with_a_clear_error(tmp_path, metr_la_root):
         module.training_step(batch, 0)
 
 
-def _train_until_checkpoint_then(sig, out, root):
-    """Start a real training process, send it ``sig`` after its first mid-epoch checkpoint; its argv."""
+def _train_until_checkpoint_then(sig, out, root, while_running=None):
+    """Start a real training process, send it ``sig`` after its first mid-epoch checkpoint (after calling
+    ``while_running()``, if given); its argv."""
     args = [sys.executable, "-m", "stgnn_diag.cli", "train", "--model", "tts_attn_none", "--out", str(out),
             "--data-root", str(root), "--max-windows", "800", "--max-epochs", "2",
             "--batch-size", "8", "--limit-train-batches", "40", "--limit-val-batches", "2", "--hidden-size", "8",
@@ -140,6 +162,8 @@ def _train_until_checkpoint_then(sig, out, root):
         time.sleep(0.2)
     time.sleep(0.5)
     assert proc.poll() is None, "training finished before it could be interrupted"
+    if while_running is not None:
+        while_running()
     os.kill(proc.pid, sig)
     assert proc.wait() == (-signal.SIGKILL if sig == signal.SIGKILL else 130)  # 130: the CLI's "interrupted"
     return args, env
@@ -148,7 +172,13 @@ def _train_until_checkpoint_then(sig, out, root):
 def test_killed_mid_epoch_then_resumed(tmp_path, metr_la_root):
     """SIGKILL a real training process after its first mid-epoch checkpoint, then --resume it."""
     out = tmp_path / "killed"
-    args, env = _train_until_checkpoint_then(signal.SIGKILL, out, metr_la_root)
+
+    def second_run_on_the_live_folder():  # refused, and --overwrite deletes nothing of the live run
+        with pytest.raises(RunDirError, match="in use by another training process"):
+            train(tiny_cfg(tmp_path, metr_la_root, "killed", overwrite=True))
+        assert (out / "config.json").is_file() and (out / "checkpoints" / "last.ckpt").is_file()
+
+    args, env = _train_until_checkpoint_then(signal.SIGKILL, out, metr_la_root, second_run_on_the_live_folder)
     assert not (out / "metrics.json").exists()
     step_at_kill = torch.load(out / "checkpoints" / "last.ckpt", weights_only=False)["global_step"]
     assert 0 < step_at_kill < 80

@@ -29,3 +29,37 @@ def test_resume_returns_the_last_checkpoint_and_touches_nothing(tmp_path):
     old_run(tmp_path)
     assert prepare_run_dir(tmp_path, resume=True, overwrite=False) == tmp_path / "checkpoints" / "last.ckpt"
     assert (tmp_path / "checkpoints" / "epoch007.ckpt").exists()
+
+
+def test_one_process_per_run_folder_and_stale_locks(tmp_path):
+    import subprocess
+    import sys
+
+    from stgnn_diag.training.run_dir import RunLock
+
+    with RunLock(tmp_path / "run") as lock:
+        assert lock.path.is_file()
+        with pytest.raises(RunDirError, match=r"in use by another training process \(pid"):
+            RunLock(tmp_path / "run").acquire()
+    assert not (tmp_path / "run" / ".lock").exists()  # released
+    # a lock left by a process that is gone (kill -9, a crash) is stale and taken over
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    import json
+    import socket
+    (tmp_path / "run" / ".lock").write_text(json.dumps({"pid": int(dead.stdout), "host": socket.gethostname()}))
+    with RunLock(tmp_path / "run"):
+        pass
+
+
+def test_resume_must_continue_the_same_run(tmp_path):
+    import json
+
+    from stgnn_diag.training.run_dir import check_same_run
+
+    (tmp_path / "config.json").write_text(json.dumps({"model": "tts_attn_penalty", "seed": 0, "out": "a",
+                                                      "model_overrides": {"hidden_size": 8}}))
+    check_same_run(tmp_path, {"model": "tts_attn_penalty", "seed": 0, "out": "b", "model_overrides": {"hidden_size": 8}})
+    with pytest.raises(RunDirError, match=r"model: the run has 'tts_attn_penalty', asked 'tas_attn_mask'"):
+        check_same_run(tmp_path, {"model": "tas_attn_mask", "seed": 0, "model_overrides": {"hidden_size": 8}})
+    with pytest.raises(RunDirError, match="model_overrides"):
+        check_same_run(tmp_path, {"model": "tts_attn_penalty", "seed": 0, "model_overrides": {"hidden_size": 16}})
