@@ -1,6 +1,8 @@
 """The METR-LA traffic-speed dataset (DCRNN layout), loaded into numpy / torch arrays."""
 from __future__ import annotations
 
+import warnings
+
 from pathlib import Path
 from typing import List, Optional
 
@@ -68,7 +70,7 @@ class MetrLA:
         reader = read_speed_npz if self.speed_path.name == files.SPEED_NPZ else read_speed_h5
         speed, timestamps, ids = reader(self.speed_path)
         self._check_speed(speed, timestamps, ids)
-        speed = np.where(np.isnan(speed), 0.0, speed)  # NaN would be a missing reading too
+        speed = np.where(np.isnan(speed), 0.0, speed)  # NaN is a missing reading too (said by _check_speed)
 
         self.speed64: np.ndarray = np.ascontiguousarray(speed, dtype=np.float64)
         self.speed: np.ndarray = self.speed64.astype(np.float32)
@@ -103,6 +105,13 @@ class MetrLA:
             raise ValueError(f"{where}: timestamps are not strictly increasing")
         if len(ids) != speed.shape[1]:
             raise ValueError(f"{where}: {len(ids)} sensor ids for {speed.shape[1]} columns")
+        inf = int(np.isinf(speed).sum())
+        if inf:
+            raise ValueError(f"{where}: {inf} readings are infinite; a corrupt file (the published one has none).")
+        nan = int(np.isnan(speed).sum())
+        if nan:
+            warnings.warn(f"{where}: {nan} readings ({100 * nan / speed.size:.2f} %) are NaN; they are counted as "
+                          f"missing, as the zeros are (the published file has no NaN).", UserWarning, stacklevel=3)
 
     def _load_graph(self, ids: List[str]):
         for rel in files.GRAPH_FILES:

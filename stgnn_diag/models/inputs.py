@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from typing import Optional, Tuple
 
+import torch
 from torch import Tensor
 
 from ..nn import as_edge_index, check_edge_index
@@ -27,6 +28,7 @@ def check_inputs(model, x: Tensor, edge_index, edge_weight: Optional[Tensor], u:
         raise ValueError(f"x has {t} time steps but the model was built with window={model.window}.")
     if model.n_nodes is not None and n != model.n_nodes:
         raise ValueError(f"x has {n} nodes but the model was built with n_nodes={model.n_nodes}.")
+    check_finite(x, "x")
     edge_index, edge_weight = as_edge_index(edge_index, edge_weight)
     check_edge_index(edge_index, n, edge_weight)
     if model.exog_size == 0:
@@ -37,12 +39,30 @@ def check_inputs(model, x: Tensor, edge_index, edge_weight: Optional[Tensor], u:
     if u is None:
         raise ValueError(f"The model was built with exog_size={model.exog_size}; pass u "
                          f"[batch, time, exog] or [batch, time, nodes, exog].")
+    check_finite(u, "u")
     if u.dim() == 3:
         u = u.unsqueeze(2).expand(-1, -1, n, -1)
     if u.dim() != 4 or u.shape[:3] != (b, t, n) or u.size(-1) != model.exog_size:
         raise ValueError(f"u must have shape [{b}, {t}, {model.exog_size}] or [{b}, {t}, {n}, "
                          f"{model.exog_size}], got {tuple(u.shape)}.")
     return edge_index, edge_weight, u.to(x.dtype)
+
+
+def _cheap_to_check(t: Tensor) -> bool:
+    """A plain CPU tensor outside ``torch.compile`` and torch.func transforms: checking its values costs
+    microseconds and no device sync (on a GPU, or under vmap / jacrev, the check is skipped)."""
+    return (t.device.type == "cpu" and not torch.compiler.is_compiling()
+            and not torch._C._functorch.is_functorch_wrapped_tensor(t))
+
+
+def check_finite(t: Tensor, name: str) -> None:
+    """Raise ``ValueError`` if ``t`` holds NaN or Inf (where :func:`_cheap_to_check`): the output would be
+    NaN everywhere a message reaches, with nothing said."""
+    if _cheap_to_check(t) and not bool(torch.isfinite(t).all()):
+        nan, inf = int(torch.isnan(t).sum()), int(torch.isinf(t).sum())
+        raise ValueError(f"{name} holds {nan} NaN and {inf} Inf values (of {t.numel()}); the models need finite "
+                         f"inputs: mark missing readings in the data (0 in METR-LA's files) and scale them, or "
+                         f"fill them (e.g. forward fill) before the call.")
 
 
 def reset_children(module) -> None:

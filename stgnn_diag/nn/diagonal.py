@@ -8,6 +8,8 @@ can give them a defined, finite output instead of the NaN a softmax over ``-inf`
 """
 from __future__ import annotations
 
+import math
+
 from typing import Optional, Tuple
 
 import torch
@@ -24,7 +26,7 @@ def check_diag_args(diag: str, diag_p: float, diag_penalty: float) -> None:
         raise ValueError(f"diag_p must be a probability in [0, 1), got {diag_p!r}.")
     if diag == "dropout" and float(diag_p) == 0.0:
         raise ValueError("diag='dropout' needs diag_p > 0 (the probability of dropping a diagonal logit).")
-    if not isinstance(diag_penalty, (int, float)) or diag_penalty != diag_penalty:
+    if not isinstance(diag_penalty, (int, float)) or not math.isfinite(diag_penalty):
         raise ValueError(f"diag_penalty must be a finite number, got {diag_penalty!r}.")
 
 

@@ -11,6 +11,7 @@ from torch import nn
 from ..training.evaluate import check_run_folder
 from ..training.safe_load import CheckpointReadError, UnsafeCheckpointError, load_file
 from ..zoo import create_model
+from ..zoo.pretrained import check_finite_state
 
 
 class CheckpointFormatError(ValueError):
@@ -87,6 +88,7 @@ def build_model(name: Optional[str] = None, checkpoint=None, **overrides) -> Tup
     model = create_model(name, **kwargs)
     missing_buffers: list = []
     if sd is not None:
+        check_finite_state(sd, checkpoint, CheckpointFormatError)
         params = {k for k, _ in model.named_parameters()}
         try:
             res = model.load_state_dict(sd, strict=False)

@@ -69,6 +69,7 @@ def load_checkpoint(path: Union[str, Path], model: Optional[str] = None):
     or when the weights do not fit the model the checkpoint describes. The file is read by :func:`~stgnn_diag.training.safe_load.load_file` (``weights_only=True``,
     explicit allow-list): a file that would run code is refused with :class:`CheckpointError`.
     """
+    from ..zoo.pretrained import check_finite_state
     from .module import ForecastModule
 
     path = Path(path)
@@ -83,6 +84,7 @@ def load_checkpoint(path: Union[str, Path], model: Optional[str] = None):
         raise CheckpointError(f"{path} holds a {hp['model_name']!r} model, not {model!r}.")
     check_run_folder(path, hp)
     state = ckpt["state_dict"]
+    check_finite_state(state, path, CheckpointError)
     try:
         module = ForecastModule(**hp)
     except (TypeError, ValueError) as e:

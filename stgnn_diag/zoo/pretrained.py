@@ -79,6 +79,22 @@ def check_overrides(cfg: Dict, overrides: Dict) -> None:
                               f"pretrained weights.")
 
 
+def nonfinite_entries(state: Dict[str, torch.Tensor]) -> List[str]:
+    """Names of the floating-point tensors of a ``state_dict`` that hold NaN or Inf."""
+    return [k for k, v in state.items() if isinstance(v, torch.Tensor) and v.is_floating_point()
+            and not bool(torch.isfinite(v).all())]
+
+
+def check_finite_state(state: Dict[str, torch.Tensor], source, error=None) -> None:
+    """Raise ``error`` (default :class:`PretrainedError`) if weights in ``state`` are NaN or Inf: such a model
+    predicts NaN, and every metric of it would be ``nan``."""
+    bad = nonfinite_entries(state)
+    if bad:
+        raise (error or PretrainedError)(f"{source} holds NaN / Inf weights in {len(bad)} tensors ({bad[:4]}"
+                                         f"{' ...' if len(bad) > 4 else ''}): a diverged run. Use an earlier "
+                                         f"checkpoint of it, or train again with a lower --lr.")
+
+
 def load_weights(model: nn.Module, cfg: Dict, directory: Optional[Path] = None) -> nn.Module:
     """Verify the weights file of ``cfg`` (in ``directory``, default :func:`weights_dir`) against its sha256
     and load it strictly into ``model``."""
@@ -90,6 +106,7 @@ def load_weights(model: nn.Module, cfg: Dict, directory: Optional[Path] = None) 
         raise PretrainedError(f"{path} does not verify: sha256 {got}, expected {cfg['sha256']} (a changed or "
                               f"truncated file).")
     state = torch.load(path, map_location="cpu", weights_only=True)
+    check_finite_state(state, path)
     model.load_state_dict(state)
     return model
 
@@ -104,6 +121,7 @@ def load_state_file(model: nn.Module, path: Union[str, Path]) -> nn.Module:
     state = obj.get("state_dict", obj) if isinstance(obj, dict) else obj
     if any(k.startswith("model.") for k in state):
         state = {k[len("model."):]: v for k, v in state.items() if k.startswith("model.")}
+    check_finite_state(state, path)
     model.load_state_dict(state)
     return model
 

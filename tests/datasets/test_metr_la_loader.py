@@ -170,3 +170,19 @@ def test_bad_speed_format(tiny_folder):
         MetrLA(folder.parent, download=False, speed_format="csv")
     with pytest.raises(FileNotFoundError, match="metr-la.h5"):
         MetrLA(folder.parent, download=False, speed_format="h5")
+
+
+def test_non_finite_readings_are_named(tiny_folder):
+    """Inf is a corrupt file (refused); NaN is counted as missing, with a warning that says how many."""
+    folder, data = tiny_folder
+    speed = data["speed"].copy()
+    speed[3, 1] = np.inf
+    np.savez(folder / files.SPEED_NPZ, speed=speed, timestamps=data["timestamps"], sensor_ids=np.array(data["ids"]))
+    with pytest.raises(ValueError, match="1 readings are infinite"):
+        MetrLA(folder.parent, download=False)
+    speed[3, 1] = np.nan
+    speed[:40, 2] = np.nan
+    np.savez(folder / files.SPEED_NPZ, speed=speed, timestamps=data["timestamps"], sensor_ids=np.array(data["ids"]))
+    with pytest.warns(UserWarning, match=r"41 readings \(2.56 %\) are NaN; they are counted as missing"):
+        d = MetrLA(folder.parent, download=False)
+    assert not d.mask[3, 1] and not d.mask[:40, 2].any()

@@ -108,6 +108,13 @@ def test_checkpoint_mismatches_are_clear_errors(tmp_path, metr_la_root):
     torch.save(state, other)
     with pytest.raises(CheckpointError, match="do not fit"):
         load_checkpoint(other)
+    # a diverged run's weights: refused instead of a table of nan
+    state = torch.load(ckpt, weights_only=False)
+    key = next(k for k in state["state_dict"] if k.startswith("model.") and state["state_dict"][k].is_floating_point())
+    state["state_dict"][key] = torch.full_like(state["state_dict"][key], float("nan"))
+    torch.save(state, tmp_path / "nan.ckpt")
+    with pytest.raises(CheckpointError, match="NaN / Inf weights"):
+        evaluate(checkpoint=tmp_path / "nan.ckpt", data_root=metr_la_root, max_windows=50, progress=False)
 
 
 def test_lightning_load_from_checkpoint_rebuilds_the_module(tmp_path, metr_la_root):
