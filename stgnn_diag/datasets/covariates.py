@@ -58,3 +58,21 @@ def calendar_covariates(timestamps: np.ndarray) -> np.ndarray:
     out[:, 0] = tod
     out[np.arange(tod.shape[0]), 1 + dow] = 1.0
     return out
+
+
+def tod_from_sin_cos(sin, cos):
+    """Time of day as our fraction in ``[0, 1)`` from a (sin, cos) encoding, e.g. tsl's
+    ``dataset.datetime_encoded('day')`` columns ``day_sin`` / ``day_cos`` (``sin(2 pi f)``, ``cos(2 pi f)``).
+    Works on numpy arrays and torch tensors."""
+    import math
+
+    if hasattr(sin, "atan2"):  # torch
+        return (sin.atan2(cos) / (2 * math.pi)) % 1.0
+    return (np.arctan2(sin, cos) / (2 * np.pi)) % 1.0
+
+
+def tod_from_zscore(z, mean: float, std: float):
+    """Time of day as our fraction in ``[0, 1)`` from a z-scored one, e.g. channel 1 of PyG Temporal's
+    ``METRLADatasetLoader`` features (standardised with that channel's mean and std over the whole file:
+    pass those, ``node_values[..., 1].mean()`` / ``.std()``)."""
+    return (z * std + mean) % 1.0

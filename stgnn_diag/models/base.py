@@ -7,7 +7,7 @@ import torch
 from torch import Tensor, nn
 
 from ..nn import PositionalEncoding
-from .inputs import check_inputs, reset_children
+from .inputs import check_calendar, check_inputs, reset_children
 from .sublayers import GraphSublayer, TemporalSublayer, make_activation, make_graph_conv
 
 EXOG_MODES = ("input", "blocks")
@@ -128,6 +128,7 @@ class STAttentionBase(nn.Module):
         if self.node_emb is not None:
             h = h + self.node_emb.to(h.dtype)
         if self.tod_emb is not None:
+            check_calendar(u, tod=True, dow=False)
             slots = self.tod_emb.num_embeddings
             slot = (u[..., 0].detach() * slots).round().long().clamp_(0, slots - 1)  # [b, t, n]
             h = h + self.tod_emb(slot).to(h.dtype)

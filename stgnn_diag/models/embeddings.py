@@ -7,6 +7,8 @@ from typing import Optional
 import torch
 from torch import Tensor, nn
 
+from .inputs import check_calendar
+
 #: Covariate channels read by the calendar embeddings (see :mod:`stgnn_diag.datasets.covariates`):
 #: channel 0 is the time of day as a fraction of the day in [0, 1); channels 1..7 the one-hot weekday.
 TOD_CHANNEL, DOW_CHANNELS = 0, slice(1, 8)
@@ -55,6 +57,7 @@ class CalendarNodeEmbedding(nn.Module):
         return (u[..., TOD_CHANNEL].detach() * slots).round().long().clamp_(0, slots - 1)
 
     def forward(self, u: Optional[Tensor]) -> Optional[Tensor]:
+        check_calendar(u, tod=self.tod is not None, dow=self.dow is not None)
         h = None
         if self.tod is not None:
             h = self.tod(self.tod_slot(u))

@@ -75,3 +75,31 @@ def reset_children(module) -> None:
             child.reset_parameters()
         else:
             reset_children(child)
+
+
+#: Where a user learns the expected calendar encoding and how to convert another one.
+_CALENDAR_HELP = ("the time of day as a fraction of the day in [0, 1) in channel 0 and a one-hot weekday "
+                  "(Monday first) in channels 1..7 (stgnn_diag.datasets.covariates.calendar_covariates). "
+                  "From tsl's datetime_encoded('day') (sin, cos): stgnn_diag.datasets.covariates."
+                  "tod_from_sin_cos; from PyG Temporal's z-scored time of day: tod_from_zscore")
+
+
+#: Float error tolerated around [0, 1) (a slot is a fraction of 1/288 = 3.5e-3 wide).
+CALENDAR_TOL = 1e-4
+
+
+def check_calendar(u: Tensor, tod: bool, dow: bool) -> None:
+    """Raise ``ValueError`` unless the channels of ``u [..., c]`` that the calendar embeddings read hold our
+    encoding (checked where :func:`_cheap_to_check`): another encoding would be looked up as wrong slots."""
+    if u is None or not _cheap_to_check(u):
+        return
+    if tod:
+        t = u[..., 0]
+        if bool((t < -CALENDAR_TOL).any()) or bool((t >= 1 + CALENDAR_TOL).any()):
+            raise ValueError(f"u[..., 0] holds values in [{float(t.min()):.3g}, {float(t.max()):.3g}], not a "
+                             f"time of day in [0, 1). The calendar embeddings expect {_CALENDAR_HELP}.")
+    if dow:
+        d = u[..., 1:8]
+        if d.size(-1) != 7 or not bool(((d == 0) | (d == 1)).all()) or not bool((d.sum(-1) == 1).all()):
+            raise ValueError(f"u[..., 1:8] is not a one-hot weekday. The calendar embeddings expect "
+                             f"{_CALENDAR_HELP}.")

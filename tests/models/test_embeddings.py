@@ -3,6 +3,7 @@ import pytest
 import torch
 
 import stgnn_diag
+from tests.calendar import calendar_u
 
 N, T = 5, 12
 EDGE_INDEX = torch.tensor([[0, 1, 2, 3, 4], [1, 2, 3, 4, 0]])
@@ -46,7 +47,7 @@ def test_node_embedding_gives_each_node_its_own_offset():
     diff = m.encode(x, u) - model().encode(x, u)
     torch.testing.assert_close(diff[0, 0], m.node_emb.detach())
     torch.testing.assert_close(diff[0, 5], m.node_emb.detach())
-    y = m(torch.randn(2, T, N, 1), EDGE_INDEX, u=torch.rand(2, T, 8))
+    y = m(torch.randn(2, T, N, 1), EDGE_INDEX, u=calendar_u(2, T))
     y.sum().backward()
     assert m.node_emb.grad is not None and m.node_emb.grad.abs().sum() > 0
 
@@ -58,4 +59,4 @@ def test_embedding_errors_say_what_is_missing():
         stgnn_diag.create_model("tts_template_none", tod_embedding=288)
     m = model(node_embedding=True)
     with pytest.raises(ValueError, match="nodes"):
-        m(torch.randn(1, T, N + 1, 1), torch.tensor([[0], [1]]), u=torch.rand(1, T, 8))
+        m(torch.randn(1, T, N + 1, 1), torch.tensor([[0], [1]]), u=calendar_u(1, T))

@@ -6,6 +6,7 @@ import torch
 
 import stgnn_diag
 from stgnn_diag.nn import TemporalAttention
+from tests.calendar import calendar_u
 
 
 def _tiny(name="tas_attn_penalty"):
@@ -17,7 +18,7 @@ def test_nan_or_inf_inputs_are_refused(name):
     model = _tiny(name)
     ei = torch.tensor([[0, 1], [1, 2]])
     x = torch.randn(2, 12, 3, 1)
-    u = torch.rand(2, 12, model.exog_size) if model.exog_size else None
+    u = calendar_u(2, 12, c=model.exog_size) if model.exog_size else None
     bad = x.clone()
     bad[0, 3, 1, 0] = float("nan")
     with pytest.raises(ValueError, match="x holds 1 NaN and 0 Inf"):
@@ -33,7 +34,7 @@ def test_nan_or_inf_inputs_are_refused(name):
 def test_the_check_stays_out_of_torch_func_transforms():
     """Under jacrev / vmap the inputs are wrapped tensors: no data-dependent check runs (it would fail)."""
     model = _tiny().eval()
-    ei, x, u = torch.tensor([[0, 1], [1, 2]]), torch.randn(1, 12, 3, 1), torch.rand(1, 12, 8)
+    ei, x, u = torch.tensor([[0, 1], [1, 2]]), torch.randn(1, 12, 3, 1), calendar_u(1, 12)
     jac = torch.func.jacrev(lambda z: model(z, ei, u=u))(x)
     assert jac.shape == (1, 12, 3, 1, 1, 12, 3, 1) and torch.isfinite(jac).all()
 

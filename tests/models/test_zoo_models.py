@@ -6,6 +6,7 @@ import torch
 
 import stgnn_diag
 from stgnn_diag.zoo import UnknownModelError, get_entry
+from tests.calendar import calendar_u
 
 N = 5
 EDGE_INDEX = torch.tensor([[0, 1, 2, 3, 4, 1], [1, 2, 3, 4, 0, 3]])
@@ -22,7 +23,7 @@ def small(name, **kw):
 
 def inputs(model, batch=2, dtype=torch.float32):
     x = torch.randn(batch, model.window, N, model.input_size, dtype=dtype)
-    u = torch.rand(batch, model.window, model.exog_size, dtype=dtype) if model.exog_size else None
+    u = calendar_u(batch, model.window, c=model.exog_size, dtype=dtype) if model.exog_size else None
     return x, u
 
 
@@ -53,11 +54,11 @@ def test_registered_model(name):
     # exogenous covariates, shared across nodes [b, t, e] or per node [b, t, n, e]
     exog = 8 if get_entry(name).defaults.get("dow_embedding") else 3  # the forecasters read the weekday from 8
     with_u = small(name, exog_size=exog).eval()
-    u3 = torch.rand(2, with_u.window, exog)
+    u3 = calendar_u(2, with_u.window, c=exog)
     y_shared = with_u(x, EDGE_INDEX, EDGE_WEIGHT, u=u3)
     y_nodes = with_u(x, EDGE_INDEX, EDGE_WEIGHT, u=u3.unsqueeze(2).expand(-1, -1, N, -1))
     torch.testing.assert_close(y_shared, y_nodes)
-    assert not torch.allclose(y_shared, with_u(x, EDGE_INDEX, EDGE_WEIGHT, u=torch.rand(2, with_u.window, exog)))
+    assert not torch.allclose(y_shared, with_u(x, EDGE_INDEX, EDGE_WEIGHT, u=calendar_u(2, with_u.window, c=exog)))
 
 
 def test_paper_variants_are_registered_for_both_arrangements():

@@ -12,6 +12,7 @@ import torch
 
 from stgnn_diag.training import (CheckpointError, NonFiniteLossError, RunDirError, TrainConfig, evaluate,
                                  load_checkpoint, train)
+from tests.calendar import calendar_u
 
 TINY = dict(model="tts_attn_penalty", max_windows=600, max_epochs=2, batch_size=16, limit_train_batches=4,
             limit_val_batches=2, model_overrides={"hidden_size": 8, "heads": 2, "temporal_layers": 1,
@@ -128,7 +129,7 @@ def test_lightning_load_from_checkpoint_rebuilds_the_module(tmp_path, metr_la_ro
     ckpt = tmp_path / "run" / "checkpoints" / "last.ckpt"
     a, b = ForecastModule.load_from_checkpoint(ckpt).eval(), load_checkpoint(ckpt)
     assert a.hparams["model_name"] == "tts_attn_penalty" and a.edge_index.shape == b.edge_index.shape
-    x, u = torch.randn(3, 12, 207, 1), torch.rand(3, 12, 8)
+    x, u = torch.randn(3, 12, 207, 1), calendar_u(3, 12)
     with torch.no_grad():
         torch.testing.assert_close(a(x, u), b(x, u))
     assert a.scaler_std.item() == pytest.approx(b.scaler_std.item()) and a.scaler_std.item() > 1
@@ -148,7 +149,7 @@ def test_nan_loss_stops_with_a_clear_error(tmp_path, metr_la_root):
                             get_budget("cpu-small"), 1, edge_index=torch.tensor([[0, 1], [1, 2]]))
     with torch.no_grad():
         next(module.model.parameters()).fill_(float("nan"))
-    batch = {"x": torch.randn(2, 12, 3, 1), "u": torch.rand(2, 12, 8), "y": torch.rand(2, 12, 3, 1) + 1}
+    batch = {"x": torch.randn(2, 12, 3, 1), "u": calendar_u(2, 12), "y": torch.rand(2, 12, 3, 1) + 1}
     with pytest.raises(NonFiniteLossError, match="lower --lr"):
         module.training_step(batch, 0)
 

@@ -12,6 +12,7 @@ from stgnn_diag.training import TrainConfig, evaluate, train
 from stgnn_diag.zoo.pretrained import PretrainedError
 
 from ..training.test_engine import TINY
+from tests.calendar import calendar_u
 
 
 @pytest.fixture(scope="module")
@@ -113,7 +114,7 @@ def test_model_config_save_pretrained_and_from_pretrained(shipped, tmp_path):
     assert cfg["inputs"]["scaler_std"] == pytest.approx(module.scaler_std.item()) and cfg["inputs"]["window"] == 12
     again = stgnn_diag.from_pretrained(folder)
     assert type(again) is type(module.model) and again.config == module.model.config
-    x, u = torch.randn(2, 12, 207, 1), torch.rand(2, 12, 8)
+    x, u = torch.randn(2, 12, 207, 1), calendar_u(2, 12)
     ei = module.edge_index
     with torch.no_grad():
         torch.testing.assert_close(again(x, ei, module.edge_weight, u=u), module.model(x, ei, module.edge_weight, u=u))
