@@ -5,8 +5,8 @@ PyG batches graphs of different sizes as one disjoint graph with node-first attr
 window becomes a ``Data`` with
 
 * ``x [nodes, window, features]``, optional ``u [nodes, window, exog]`` (covariates per node),
-  ``y`` / ``mask`` ``[nodes, horizon, out]``, ``edge_index [2, E]``, ``edge_attr [E]`` (weights)
-  (or ``adj_t``, a SparseTensor, after ``torch_geometric.transforms.ToSparseTensor``).
+  ``y`` / ``mask`` ``[nodes, horizon, out]``, ``edge_index [2, E]``, ``edge_weight [E]`` (where PyG's
+  defaults look: ``ToSparseTensor()`` moves it into ``adj_t``, a SparseTensor, and the weights are kept).
 
 :func:`forward_batch` runs a model of our contract on a ``Batch`` of such graphs in **one** call,
 as a single sample whose nodes are all the graphs' nodes: every layer of our models acts per node
@@ -39,7 +39,7 @@ def window_to_data(x: Tensor, edge_index: Tensor, edge_weight: Optional[Tensor] 
             with PyG's ``subgraph``). The ``Data`` stores them in ``node_ids``.
 
     Returns:
-        ``Data(x [n, window, f], edge_index, edge_attr, u [n, window, e], y / mask [n, horizon, out],
+        ``Data(x [n, window, f], edge_index, edge_weight, u [n, window, e], y / mask [n, horizon, out],
         node_ids [n])`` (absent fields omitted).
     """
     if x.dim() != 3:
@@ -51,7 +51,7 @@ def window_to_data(x: Tensor, edge_index: Tensor, edge_weight: Optional[Tensor] 
         edge_index, edge_weight = subgraph(ids, edge_index, edge_weight, relabel_nodes=True, num_nodes=n)
     data = Data(x=x[:, ids].transpose(0, 1), edge_index=edge_index, node_ids=ids)
     if edge_weight is not None:
-        data.edge_attr = edge_weight
+        data.edge_weight = edge_weight
     if u is not None:
         if u.dim() == 2:
             u = u.unsqueeze(1).expand(-1, n, -1)
@@ -66,9 +66,18 @@ def window_to_data(x: Tensor, edge_index: Tensor, edge_weight: Optional[Tensor] 
 def _graph_inputs(data: Data):
     x = data.x.transpose(0, 1).unsqueeze(0)  # [1, t, n, f]
     u = data.u.transpose(0, 1).unsqueeze(0) if getattr(data, "u", None) is not None else None
+    weight, attr = getattr(data, "edge_weight", None), getattr(data, "edge_attr", None)
     if getattr(data, "adj_t", None) is not None:
+        if weight is not None or attr is not None:  # ToSparseTensor(attr=...) left the weights out of adj_t
+            raise ValueError("The Data holds adj_t and separate edge weights: the SparseTensor was built without "
+                             "them. Use ToSparseTensor() on Data with edge_weight (window_to_data stores it there).")
         return x, data.adj_t, None, u
-    return x, data.edge_index, getattr(data, "edge_attr", None), u
+    if weight is None and attr is not None:
+        if attr.dim() != 1:
+            raise ValueError(f"edge_attr has shape {tuple(attr.shape)}; the models take one weight per edge "
+                             f"(edge_weight [E]).")
+        weight = attr
+    return x, data.edge_index, weight, u
 
 
 def forward_batch(model: nn.Module, batch: Data) -> Tensor:

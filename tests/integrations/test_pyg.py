@@ -46,8 +46,8 @@ def test_diffusion_conv_on_a_batch_of_graphs(metr_la):
     graphs = [window_to_data(torch.randn(1, 207, 3), metr_la.edge_index, metr_la.edge_weight, nodes=nodes)
               for nodes in SUBSETS]
     batch = Batch.from_data_list(graphs)
-    joint = conv(batch.x[:, 0], batch.edge_index, batch.edge_attr)
-    single = torch.cat([conv(g.x[:, 0], g.edge_index, g.edge_attr) for g in graphs])
+    joint = conv(batch.x[:, 0], batch.edge_index, batch.edge_weight)
+    single = torch.cat([conv(g.x[:, 0], g.edge_index, g.edge_weight) for g in graphs])
     assert torch.allclose(joint, single, atol=1e-6)
 
 
@@ -60,7 +60,7 @@ def test_window_to_data_takes_a_sensor_subset(metr_batch, metr_la):
     assert torch.equal(data.y, metr_batch["y"][0][:, nodes].transpose(0, 1))
     assert torch.equal(data.u[7], metr_batch["u"][0])  # shared covariates, one copy per node
     sub = metr_la.adj[np.ix_(nodes, nodes)]  # independent: the dense sub-adjacency, in the given order
-    assert _edges(data.edge_index, data.edge_attr) == _edges(*dense_to_edge_index(sub))
+    assert _edges(data.edge_index, data.edge_weight) == _edges(*dense_to_edge_index(sub))
 
 
 @pytest.mark.parametrize("name", ["tas_attn_mask", "tts_attn_penalty", "paper_tas"])
@@ -81,9 +81,13 @@ def test_models_on_a_batch_of_sensor_subsets(name, metr_batch, metr_la):
         assert torch.allclose(joint, forward_per_graph(model, batch), atol=1e-5)
         # the union is not a trivial split: graph 0 alone, through the plain tsl-layout call
         g = graphs[0]
-        direct = model(g.x.transpose(0, 1)[None], g.edge_index, g.edge_attr,
+        direct = model(g.x.transpose(0, 1)[None], g.edge_index, g.edge_weight,
                        None if u is None else g.u.transpose(0, 1)[None])
         assert torch.allclose(joint[:40], direct[0].transpose(0, 1), atol=1e-5)
-        # PyG's ToSparseTensor transform (adj_t) gives the same result
-        sparse = Batch.from_data_list([T.ToSparseTensor(attr="edge_attr")(Data(**g.to_dict())) for g in graphs])
+        # PyG's ToSparseTensor transform with its defaults (adj_t, weights inside) gives the same result
+        sparse = Batch.from_data_list([T.ToSparseTensor()(Data(**g.to_dict())) for g in graphs])
+        assert sparse.adj_t.storage.value() is not None and getattr(sparse, "edge_weight", None) is None
         assert torch.allclose(forward_batch(model, sparse), joint, atol=1e-5)
+        unweighted = forward_batch(model, Batch.from_data_list([Data(**{**g.to_dict(), "edge_weight": None})
+                                                                for g in graphs]))
+        assert not torch.allclose(unweighted, joint, atol=1e-3)  # the weights matter: the check above can fail
