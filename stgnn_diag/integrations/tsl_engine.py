@@ -39,9 +39,43 @@ from ..training.safe_load import TRUSTED_PREFIXES, load_file  # noqa: E402,F401 
 from ..zoo import create_model  # noqa: E402
 
 
-def zoo_model(name: str, **kwargs) -> nn.Module:
-    """``stgnn_diag.create_model(name, **kwargs)``, usable as a tsl ``Predictor(model_class=...)``."""
-    return create_model(name, **kwargs)
+#: ``edge_convention=`` choices: where the connectivity a tsl batch carries comes from.
+EDGE_CONVENTIONS = ("ours", "tsl")
+
+
+class FromTslEdges(nn.Module):
+    """A model of ours fed connectivity in tsl's dense-adjacency convention (``adj_to_edge_index`` /
+    ``dataset.get_connectivity(layout="edge_index")``: ``adj[i, j]`` becomes the edge ``j -> i``): the rows of
+    ``edge_index`` are swapped before the call, so messages run ``i -> j`` as in
+    :mod:`stgnn_diag.datasets.graph` (a SparseTensor ``adj_t`` is transposed the same way).
+
+    Shapes: those of the wrapped model (``x [b, t, n, f]`` -> ``[b, horizon, n, out]``).
+    """
+
+    def __init__(self, model: nn.Module):
+        super().__init__()
+        self.model = model
+        if hasattr(model, "config"):
+            self.config = model.config
+
+    def forward(self, x, edge_index, edge_weight=None, u=None, **kwargs):
+        flipped = edge_index.flip(0) if isinstance(edge_index, torch.Tensor) and not edge_index.is_sparse \
+            else edge_index.t()
+        return self.model(x, flipped, edge_weight, u=u, **kwargs)
+
+
+def zoo_model(name: str, edge_convention: str = "ours", **kwargs) -> nn.Module:
+    """``stgnn_diag.create_model(name, **kwargs)``, usable as a tsl ``Predictor(model_class=...)``.
+
+    ``edge_convention``: ``"ours"`` for connectivity from :func:`~stgnn_diag.integrations.tsl_data.metr_la_datamodule`
+    (``edge_index[0]`` = source ``i`` for ``adj[i, j] != 0``); ``"tsl"`` for connectivity made by tsl's own
+    helpers from a dense adjacency (``adj_to_edge_index``, ``get_connectivity``), which point every edge the
+    other way: the model is wrapped in :class:`FromTslEdges`.
+    """
+    if edge_convention not in EDGE_CONVENTIONS:
+        raise ValueError(f"edge_convention must be one of {EDGE_CONVENTIONS}, got {edge_convention!r}.")
+    model = create_model(name, **kwargs)
+    return FromTslEdges(model) if edge_convention == "tsl" else model
 
 
 def masked_metrics(horizon: int = 12, steps_per_hour: int = 12) -> Dict[str, object]:
@@ -59,7 +93,7 @@ def masked_metrics(horizon: int = 12, steps_per_hour: int = 12) -> Dict[str, obj
 def make_predictor(model: Union[str, type], model_kwargs: Optional[Mapping] = None, *, lr: float = 1e-3,
                    weight_decay: float = 0.0, loss_fn=None, metrics: Optional[Mapping] = None,
                    optim_class=torch.optim.Adam, scheduler_class=None, scheduler_kwargs: Optional[Mapping] = None,
-                   scale_target: bool = False) -> Predictor:
+                   scale_target: bool = False, edge_convention: str = "ours") -> Predictor:
     """A ``tsl.engines.Predictor`` for a zoo model (or any ``nn.Module`` class).
 
     Args:
@@ -70,10 +104,12 @@ def make_predictor(model: Union[str, type], model_kwargs: Optional[Mapping] = No
         loss_fn: default ``MaskedMAE()`` (tsl 0.9.5 needs a metric object here, not a function).
         metrics: default :func:`masked_metrics`.
         scale_target: tsl's option: compute the loss on scaled targets.
+        edge_convention: ``"ours"`` (connectivity from ``metr_la_datamodule``) or ``"tsl"`` (from tsl's
+            ``adj_to_edge_index`` / ``get_connectivity``: reversed edges, flipped back; see :func:`zoo_model`).
     """
     kwargs = dict(model_kwargs or {})
     if isinstance(model, str):
-        model_class, kwargs = zoo_model, {"name": model, **kwargs}
+        model_class, kwargs = zoo_model, {"name": model, "edge_convention": edge_convention, **kwargs}
         horizon = int(kwargs.get("horizon", 12))
     else:
         model_class, horizon = model, int(kwargs.get("horizon", 12))

@@ -114,3 +114,40 @@ def test_zoo_model_is_create_model():
     torch.manual_seed(0)
     b = stgnn_diag.create_model("tas_attn_penalty", hidden_size=8, heads=2, n_nodes=5)
     assert type(a) is type(b) and all(torch.equal(p, q) for p, q in zip(a.parameters(), b.parameters()))
+
+
+def test_a_perturbed_sensor_reaches_its_successors_in_a_tsl_pipeline(metr_la):
+    """One directed graph layer (GCN, messages source -> target) inside tsl's Predictor: perturbing sensor s
+    changes the forecast of its successors (adj[s, j] != 0), not of its predecessors (adj[p, s] != 0), both with
+    our datamodule's connectivity and with tsl's own adj_to_edge_index (reversed, flipped back)."""
+    import copy
+
+    from tsl.ops.connectivity import adj_to_edge_index
+
+    adj = torch.as_tensor(metr_la.adj) != 0
+    adj.fill_diagonal_(False)
+    only_out = adj & ~adj.t()  # j is a successor of s and not a predecessor
+    s = next(i for i in range(adj.size(0)) if only_out[i].any() and only_out[:, i].any())
+    succ, pred = int(only_out[s].nonzero()[0]), int(only_out[:, s].nonzero()[0])
+    tsl_ei, tsl_ew = adj_to_edge_index(torch.as_tensor(metr_la.adj))
+    tsl_data = copy.copy(metr_la)
+    tsl_data.edge_index, tsl_data.edge_weight = tsl_ei, tsl_ew.float()
+    kw = dict(n_nodes=207, hidden_size=8, heads=2, temporal_layers=1, spatial_layers=1, graph_conv="gcn")
+    for data, convention, mirrored in ((metr_la, "ours", False), (tsl_data, "tsl", False), (tsl_data, "ours", True)):
+        dm = metr_la_datamodule(data, covariates="calendar", batch_size=1, max_windows=2)
+        dm.setup()
+        batch = next(iter(dm.test_dataloader()))
+        torch.manual_seed(0)
+        predictor = make_predictor("tts_attn_none", kw, edge_convention=convention).eval()
+        with torch.no_grad():
+            before = predictor.predict_batch(batch)
+            x = batch.x.clone()
+            x[:, :, s] += 1.0
+            batch.x = x
+            delta = (predictor.predict_batch(batch) - before).abs()[0].amax(dim=(0, 2))  # per node
+        if mirrored:  # tsl's connectivity taken as ours: the graph is mirrored, predecessors respond instead
+            assert delta[pred] > 0 and delta[succ] == 0
+            continue
+        assert delta[s] > 0 and delta[succ] > 0, convention
+        assert delta[pred] == 0, convention
+        assert int((delta > 0).sum()) == 1 + int(adj[s].sum())  # s and its successors, nothing else
