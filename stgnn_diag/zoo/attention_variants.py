@@ -11,6 +11,7 @@
 """
 from __future__ import annotations
 
+import inspect
 from typing import Dict, Type
 
 from torch import nn
@@ -41,9 +42,39 @@ ARRANGEMENTS: Dict[str, tuple] = {
 }
 
 
-def _entry(cls: Type[nn.Module], defaults: dict, doc: str):
+def _class_name(entry_name: str) -> str:
+    """``"tts_attn_penalty"`` -> ``"TTSAttnPenalty"`` (the arrangement in capitals)."""
+    parts = entry_name.split("_")
+    return "".join(p.upper() if p in ("tas", "tts") else p.capitalize() for p in parts).replace("Tas", "TAS")
+
+
+def _entry_class(cls: Type[nn.Module], name: str, defaults: dict, doc: str) -> type:
+    """A subclass of ``cls`` whose constructor starts from the entry's defaults, so that
+    ``type(create_model(name))(**kwargs)`` builds the named variant (tsl's ``Predictor(model_class=...,
+    model_kwargs=...)`` idiom), with tsl's ``filter_model_args_``. Defined at module level: pickles and
+    passes the safe loader by name."""
+    accepted = set(defaults) | {k for k in inspect.signature(cls.__init__).parameters if k != "self"}
+
+    def __init__(self, **overrides):
+        cls.__init__(self, **{**defaults, **overrides})
+
+    def filter_model_args_(klass, model_args: dict) -> None:
+        """Drop (in place) the keys of ``model_args`` the entry does not take, as tsl's models do."""
+        for key in [k for k in model_args if k not in accepted]:
+            del model_args[key]
+
+    new = type(_class_name(name), (cls,), {"__init__": __init__, "__doc__": doc, "__module__": __name__,
+                                           "filter_model_args_": classmethod(filter_model_args_),
+                                           "entry_name": name, "entry_defaults": dict(defaults)})
+    globals()[new.__name__] = new
+    return new
+
+
+def _entry(cls: Type[nn.Module], defaults: dict, doc: str, name: str):
+    klass = _entry_class(cls, name, defaults, doc)
+
     def entry(**overrides) -> nn.Module:
-        return cls(**{**defaults, **overrides})
+        return klass(**overrides)
 
     entry.defaults = defaults
     entry.__doc__ = doc
@@ -55,7 +86,7 @@ for _arch, (_cls, _label, _layers) in ARRANGEMENTS.items():
         _name = f"{_arch}_{_variant}"
         _doc = (f"{_label} forecaster, paper variant {_what}; calendar / node / adaptive embeddings, attention + "
                 f"feed-forward blocks, diffusion convolution on the sensor graph, window read-out.")
-        register_model(_entry(_cls, {**COMMON, **_layers, **_attn}, _doc), name=_name,
+        register_model(_entry(_cls, {**COMMON, **_layers, **_attn}, _doc, _name), name=_name,
                        tags=("paper-variant", _arch))
 
 #: Defaults of the template entries (the zoo's design until 2026-12-01, at the paper's width 64).
@@ -70,7 +101,8 @@ for _arch, (_cls, _label, _layers) in TEMPLATE_ARRANGEMENTS.items():
     for _variant, (_what, _attn) in VARIANTS.items():
         _doc = (f"{_label} template model (the over-squashing paper's), paper variant {_what}; post-LN attention "
                 f"and diffusion sub-layers on every step, 12 x 12 time read-out.")
-        register_model(_entry(_cls, {**TEMPLATE, **_layers, **_attn}, _doc), name=f"{_arch}_{_variant}",
+        register_model(_entry(_cls, {**TEMPLATE, **_layers, **_attn}, _doc, f"{_arch}_{_variant}"),
+                       name=f"{_arch}_{_variant}",
                        tags=("paper-variant", "template", _arch))
 
 #: The diagonal-sink authors' reference configuration, with real message passing on the sensor graph
@@ -82,5 +114,6 @@ PAPER_TAS = dict(input_size=1, output_size=1, horizon=12, window=12, n_nodes=Non
 register_model(
     _entry(TASAttentionModel, PAPER_TAS,
            "The authors' reference T&S model (12 blocks, d=72, 8 heads, tAPE, time-of-day conditioning "
-           "in every sub-layer, post-LN, no feed-forward) with a diffusion convolution on the sensor graph."),
+           "in every sub-layer, post-LN, no feed-forward) with a diffusion convolution on the sensor graph.",
+           "paper_tas"),
     name="paper_tas", tags=("paper",))

@@ -63,7 +63,9 @@ def render_card(name: str) -> str:
     rows = "\n".join(f"| `{k}` | `{v!r}` |" for k, v in sorted(entry.defaults.items()))
     return (
         f"# `{name}`\n\n{entry.summary}\n\n"
-        f"- class: `{type(model).__module__}.{type(model).__name__}`\n"
+        f"- class: `{type(model).__module__}.{type(model).__name__}`, a "
+        f"`{type(model).__bases__[0].__module__}.{type(model).__bases__[0].__name__}` with the defaults below "
+        f"(`type(model)(**kwargs)` builds this variant: tsl's `Predictor(model_class=..., model_kwargs=...)`)\n"
         f"- trainable parameters: {parameter_count(name)} (with n_nodes={CARD_NODES})\n"
         f"- tags: {', '.join(entry.tags) or '-'}\n"
         f"- create: `stgnn_diag.create_model(\"{name}\", n_nodes=207, exog_size=...)`\n\n"

@@ -151,3 +151,28 @@ def test_a_perturbed_sensor_reaches_its_successors_in_a_tsl_pipeline(metr_la):
         assert delta[s] > 0 and delta[succ] > 0, convention
         assert delta[pred] == 0, convention
         assert int((delta > 0).sum()) == 1 + int(adj[s].sum())  # s and its successors, nothing else
+
+
+def test_tsl_model_class_idiom_builds_the_named_variant(datamodules, tmp_path):
+    """``Predictor(model_class=type(create_model(name)), model_kwargs=...)`` as tsl's examples write it, with
+    ``filter_model_args_``: the named variant (not the class defaults), trainable and reloadable."""
+    from tsl.engines import Predictor
+    from tsl.metrics.torch import MaskedMAE
+
+    from stgnn_diag.nn import attention_layers
+
+    cls = type(stgnn_diag.create_model("tts_attn_penalty", n_nodes=207))
+    model_kwargs = dict(n_nodes=207, hidden_size=8, heads=2, temporal_layers=1, spatial_layers=1, input_size=1,
+                        horizon=12, window=12, exog_size=8, not_an_argument=3)
+    cls.filter_model_args_(model_kwargs)
+    assert "not_an_argument" not in model_kwargs and model_kwargs["hidden_size"] == 8
+    predictor = Predictor(model_class=cls, model_kwargs=model_kwargs, optim_class=torch.optim.Adam,
+                          optim_kwargs={"lr": 1e-2}, loss_fn=MaskedMAE())
+    layers = attention_layers(predictor.model)
+    assert layers and all(m.diag == "penalty" and float(m.penalty) == pytest.approx(-0.05) for m in layers)
+    assert isinstance(predictor.model, stgnn_diag.models.TTSForecaster)
+    trainer = _trainer(tmp_path)
+    trainer.fit(predictor, datamodule=datamodules["calendar"])
+    trainer.save_checkpoint(tmp_path / "m.ckpt")
+    reloaded = load_predictor(tmp_path / "m.ckpt")  # the class pickles by name and passes the safe loader
+    assert type(reloaded.model) is cls
