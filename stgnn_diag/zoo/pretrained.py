@@ -107,7 +107,11 @@ def load_weights(model: nn.Module, cfg: Dict, directory: Optional[Path] = None) 
                               f"truncated file).")
     state = torch.load(path, map_location="cpu", weights_only=True)
     check_finite_state(state, path)
-    model.load_state_dict(state)
+    try:
+        model.load_state_dict(state)
+    except RuntimeError as e:
+        raise PretrainedError(f"{path} does not fit {cfg['name']} built with {cfg['model_kwargs']}: "
+                              f"{str(e).splitlines()[1].strip() if len(str(e).splitlines()) > 1 else e}") from None
     return model
 
 

@@ -156,7 +156,21 @@ def create_model(name: str, pretrained: Union[bool, str] = False, checkpoint_pat
     return model
 
 
+def _constructor_defaults(model: nn.Module) -> Dict:
+    """Keyword defaults of the constructors in ``type(model)``'s MRO up to ``nn.Module`` (a subclass's
+    defaults over its bases': an architecture passes ``**kwargs`` on to its base)."""
+    out: Dict = {}
+    for klass in reversed(type(model).__mro__):
+        if issubclass(klass, nn.Module) and klass is not nn.Module and "__init__" in vars(klass):
+            params = inspect.signature(klass.__init__).parameters.values()
+            out.update({p.name: p.default for p in params if p.default is not inspect.Parameter.empty})
+    return out
+
+
 def _with_config(model: nn.Module, name: str, kwargs: Dict) -> nn.Module:
-    """Attach ``model.config = {"name", "model_kwargs"}`` (what ``save_pretrained`` writes)."""
-    model.config = {"name": name, "model_kwargs": dict(kwargs)}
+    """Attach ``model.config = {"name", "model_kwargs"}`` (what ``save_pretrained`` writes); for the package's
+    own entries every constructor argument is in it, so a later change of a default cannot change what a
+    saved configuration builds."""
+    full = {**_constructor_defaults(model), **kwargs} if ":" not in name else dict(kwargs)
+    model.config = {"name": name, "model_kwargs": full}
     return model
