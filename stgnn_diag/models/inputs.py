@@ -22,10 +22,12 @@ def check_inputs(model, x: Tensor, edge_index, edge_weight: Optional[Tensor], u:
         raise ValueError(f"x must have shape [batch, time, nodes, features], got {tuple(x.shape)}; "
                          f"for a single window use x.unsqueeze(0), for one feature x.unsqueeze(-1).")
     b, t, n, f = x.shape
-    if f != model.input_size:
-        raise ValueError(f"x has {f} features per node but the model was built with input_size={model.input_size}.")
-    if t != model.window:
-        raise ValueError(f"x has {t} time steps but the model was built with window={model.window}.")
+    if (f, t) != (model.input_size, model.window):
+        hint = _layout_hint(tuple(x.shape), model)
+        if f != model.input_size:
+            raise ValueError(f"x has {f} features per node but the model was built with "
+                             f"input_size={model.input_size}.{hint}")
+        raise ValueError(f"x has {t} time steps but the model was built with window={model.window}.{hint}")
     if model.n_nodes is not None and n != model.n_nodes:
         raise ValueError(f"x has {n} nodes but the model was built with n_nodes={model.n_nodes}.")
     check_finite(x, "x")
@@ -46,6 +48,22 @@ def check_inputs(model, x: Tensor, edge_index, edge_weight: Optional[Tensor], u:
         raise ValueError(f"u must have shape [{b}, {t}, {model.exog_size}] or [{b}, {t}, {n}, "
                          f"{model.exog_size}], got {tuple(u.shape)}.")
     return edge_index, edge_weight, u.to(x.dtype)
+
+
+#: PyG Temporal's 4-d layouts: where the time, node and feature axes of ``x`` are (see
+#: :mod:`stgnn_diag.integrations.pygt_layouts`).
+_LAYOUTS = {"BNFT": (3, 1, 2), "BFNT": (3, 2, 1)}
+
+
+def _layout_hint(shape, model) -> str:
+    """A sentence naming the PyG Temporal layout that ``shape`` would fit, if one does."""
+    n_nodes = getattr(model, "n_nodes", None)
+    for name, (t_ax, n_ax, f_ax) in _LAYOUTS.items():
+        if shape[t_ax] == model.window and shape[f_ax] == model.input_size and n_nodes in (None, shape[n_ax]):
+            return (f" x looks like PyG Temporal's {name} layout ([batch, {'nodes, features' if name == 'BNFT' else 'features, nodes'}"
+                    f", time]); the models take [batch, time, nodes, features]: "
+                    f"stgnn_diag.integrations.pygt_layouts.from_layout(x, {name!r}).")
+    return ""
 
 
 def _cheap_to_check(t: Tensor) -> bool:

@@ -53,3 +53,18 @@ def test_out_of_range_time_and_a_weekday_that_is_not_one_hot():
                                        exog_size=1, tod_embedding=288).eval()
     with pytest.raises(ValueError, match="not a time of day"):
         template(x, ei, u=late[..., :1])
+
+
+def test_pygt_layouts_are_named_with_their_conversion():
+    from stgnn_diag.integrations.pygt_layouts import from_layout, to_layout
+
+    model = stgnn_diag.create_model("tas_attn_none", n_nodes=5, hidden_size=8, heads=2).eval()
+    x = torch.randn(2, 12, 5, 1)
+    ei, u = torch.tensor([[0], [1]]), _windows(calendar_covariates(TS))[:2]
+    for layout in ("BNFT", "BFNT"):
+        with pytest.raises(ValueError, match=rf"PyG Temporal's {layout} layout.*from_layout\(x, '{layout}'\)"):
+            model(to_layout(x, layout), ei, u=u)
+        torch.testing.assert_close(model(from_layout(to_layout(x, layout), layout), ei, u=u), model(x, ei, u=u))
+    with pytest.raises(ValueError, match="13 time steps") as e:
+        model(torch.randn(2, 13, 5, 1), ei, u=u)
+    assert "PyG Temporal" not in str(e.value)
