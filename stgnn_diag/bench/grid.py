@@ -317,6 +317,14 @@ class GridSpec:
             if not any(fnmatch.fnmatchcase(m, pattern) for m in models):
                 raise GridError(f"model_overrides pattern {pattern!r} matches none of the grid's trained "
                                 f"models {models}.")
+        from ..zoo import check_model_arguments
+
+        for m in models:  # a misspelt override fails here (and in --dry-run), not after hours of other units
+            if ":" not in m:
+                try:
+                    check_model_arguments(m, self.overrides_for(m))
+                except ValueError as e:
+                    raise GridError(f"model_overrides: {e}") from None
         return models, baselines
 
     def overrides_for(self, model: str) -> Dict[str, Any]:

@@ -17,7 +17,7 @@ from typing import Dict, Type
 from torch import nn
 
 from ..models import TASAttentionModel, TASForecaster, TTSAttentionModel, TTSForecaster
-from .registry import register_model
+from .registry import constructor_arguments, register_model
 
 #: Shared defaults of the ``tas_attn_*`` / ``tts_attn_*`` entries (METR-LA-shaped: one speed channel,
 #: 12 steps in and out, time of day + weekday covariates). Override any of them in ``create_model``;
@@ -56,7 +56,7 @@ def _entry_class(cls: Type[nn.Module], name: str, defaults: dict, doc: str) -> t
     ``type(create_model(name))(**kwargs)`` builds the named variant (tsl's ``Predictor(model_class=...,
     model_kwargs=...)`` idiom), with tsl's ``filter_model_args_``. Defined at module level: pickles and
     passes the safe loader by name."""
-    accepted = set(defaults) | {k for k in inspect.signature(cls.__init__).parameters if k != "self"}
+    accepted = set(defaults) | constructor_arguments(cls)
 
     def __init__(self, **overrides):
         cls.__init__(self, **{**defaults, **overrides})
@@ -80,6 +80,7 @@ def _entry(cls: Type[nn.Module], defaults: dict, doc: str, name: str):
         return klass(**overrides)
 
     entry.defaults = defaults
+    entry.accepts = frozenset(set(defaults) | constructor_arguments(cls))
     entry.__doc__ = doc
     return entry
 

@@ -20,6 +20,10 @@ class UnknownModelError(ValueError):
     """Raised for a name that is not in the zoo; the message lists the closest registered names."""
 
 
+class UnknownArgumentError(ValueError, TypeError):
+    """Raised for an override an entry does not take (a misspelt ``--set hiden_size=8``), with close names."""
+
+
 @dataclass(frozen=True)
 class ModelEntry:
     """One zoo entry: its name, factory, one-line summary and default configuration."""
@@ -139,6 +143,7 @@ def create_model(name: str, pretrained: Union[bool, str] = False, checkpoint_pat
         prefix, sub = name.split(":", 1)
         return _with_config(_NAMESPACES[prefix].create(sub, **overrides), name, overrides)
     entry = get_entry(name)
+    _check_argument_names(entry, overrides)
     if pretrained:
         from .pretrained import check_overrides, load_weights, pretrained_cfg
 
@@ -154,6 +159,39 @@ def create_model(name: str, pretrained: Union[bool, str] = False, checkpoint_pat
 
         load_state_file(model, checkpoint_path)
     return model
+
+
+def constructor_arguments(cls: type) -> set:
+    """Names of the keyword arguments the constructors in ``cls``'s MRO declare (up to ``nn.Module``)."""
+    out = set()
+    for klass in cls.__mro__:
+        if issubclass(klass, nn.Module) and klass is not nn.Module and "__init__" in vars(klass):
+            out |= {p.name for p in inspect.signature(klass.__init__).parameters.values()
+                    if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY) and p.name != "self"}
+    return out
+
+
+def _check_argument_names(entry: ModelEntry, overrides: Dict) -> None:
+    """Raise :class:`UnknownArgumentError` for an override the entry does not take (with close names),
+    where the entry says what it takes (``fn.accepts``, or a signature without ``**kwargs``)."""
+    accepts = getattr(entry.fn, "accepts", None)
+    if accepts is None:
+        params = inspect.signature(entry.fn).parameters.values()
+        if any(p.kind == p.VAR_KEYWORD for p in params):
+            return
+        accepts = {p.name for p in params}
+    unknown = [k for k in overrides if k not in accepts]
+    if unknown:
+        hints = [f"{k!r} (did you mean {', '.join(map(repr, close))}?)" if close else repr(k)
+                 for k in unknown for close in [difflib.get_close_matches(k, sorted(accepts), n=3, cutoff=0.6)]]
+        raise UnknownArgumentError(f"{entry.name} takes no argument {', '.join(hints)}; its arguments: "
+                                   f"{', '.join(sorted(accepts))}.")
+
+
+def check_model_arguments(name: str, overrides: Dict) -> None:
+    """Raise :class:`UnknownArgumentError` if the registered entry ``name`` does not take every key of
+    ``overrides`` (nothing is built)."""
+    _check_argument_names(get_entry(name), overrides)
 
 
 def _constructor_defaults(model: nn.Module) -> Dict:

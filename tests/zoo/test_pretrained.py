@@ -128,3 +128,15 @@ def test_model_config_save_pretrained_and_from_pretrained(shipped, tmp_path):
     plain = torch.nn.Linear(2, 2)
     with pytest.raises(ValueError, match="create_model"):
         stgnn_diag.save_pretrained(plain, tmp_path / "plain")
+
+
+def test_a_misspelt_argument_is_named_with_close_matches(capsys):
+    from stgnn_diag.zoo import UnknownArgumentError
+
+    with pytest.raises(UnknownArgumentError, match=r"no argument 'hiden_size' \(did you mean 'hidden_size'"):
+        stgnn_diag.create_model("tts_attn_penalty", n_nodes=3, hiden_size=8)
+    assert main(["bench", "--models", "tas_attn_*", "--set", "hiden_size=8", "--dry-run", "--results",
+                 "/nonexistent/x"]) == 2
+    assert "did you mean 'hidden_size'" in capsys.readouterr().err
+    assert main(["train", "--model", "tts_attn_none", "--set", "hiden_size=8", "--out", "/nonexistent/y"]) == 2
+    assert "did you mean 'hidden_size'" in capsys.readouterr().err
