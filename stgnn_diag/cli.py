@@ -179,7 +179,7 @@ def main(argv: Optional[List[str]] = None) -> int:
         parser.error("evaluate needs --model BASELINE or --checkpoint PATH")
     try:
         return args.func(args)
-    except (ValueError, FileNotFoundError, RuntimeError) as e:  # our clear errors: no traceback
+    except (ValueError, TypeError, OSError, RuntimeError) as e:  # our clear errors: no traceback
         print(f"stgnn-diag {args.command}: error: {e}", file=sys.stderr)
         return 2
     except BrokenPipeError:  # output piped into `head` & co.: stop quietly

@@ -7,7 +7,7 @@ import torch
 from torch import Tensor, nn
 
 from ..nn import PositionalEncoding
-from .inputs import check_calendar, check_inputs, reset_children
+from .inputs import check_calendar, check_inputs, check_sizes, reset_children
 from .sublayers import GraphSublayer, TemporalSublayer, make_activation, make_graph_conv
 
 EXOG_MODES = ("input", "blocks")
@@ -59,13 +59,10 @@ class STAttentionBase(nn.Module):
                  graph_conv: str = "diffusion", k: int = 2, adaptive: bool = False, emb_size: int = 10,
                  node_embedding: bool = False, tod_embedding: int = 0):
         super().__init__()
-        for name, v in dict(input_size=input_size, horizon=horizon, hidden_size=hidden_size, window=window).items():
-            if not isinstance(v, int) or v <= 0:
-                raise ValueError(f"{name} must be a positive integer, got {v!r}.")
+        check_sizes(dict(input_size=input_size, horizon=horizon, hidden_size=hidden_size, window=window), n_nodes,
+                    exog_size)
         if exog_mode not in EXOG_MODES:
             raise ValueError(f"Unknown exog_mode {exog_mode!r}; choose one of {EXOG_MODES}.")
-        if exog_size < 0:
-            raise ValueError(f"exog_size must be >= 0, got {exog_size}.")
         if node_embedding and n_nodes is None:
             raise ValueError("node_embedding=True needs n_nodes (one learned vector per node).")
         if tod_embedding < 0 or (tod_embedding and exog_size == 0):

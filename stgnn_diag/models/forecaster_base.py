@@ -7,7 +7,7 @@ from typing import Optional, Tuple
 from torch import Tensor, nn
 
 from .embeddings import CalendarNodeEmbedding, STEmbedding
-from .inputs import check_inputs, reset_children
+from .inputs import check_inputs, check_sizes, reset_children
 from .sublayers import GraphSublayer, TemporalBlock, make_graph_conv
 from .window_readout import HorizonHead, WindowSummary
 
@@ -74,12 +74,8 @@ class STForecasterBase(nn.Module):
                  embedding_skip: bool = False, graph_conv: str = "diffusion", k: int = 2,
                  adaptive: bool = False, emb_size: int = 10):
         super().__init__()
-        for name, v in dict(input_size=input_size, horizon=horizon, hidden_size=hidden_size, window=window,
-                            readout_size=readout_size).items():
-            if not isinstance(v, int) or isinstance(v, bool) or v <= 0:
-                raise ValueError(f"{name} must be a positive integer, got {v!r}.")
-        if not isinstance(exog_size, int) or exog_size < 0:
-            raise ValueError(f"exog_size must be an integer >= 0, got {exog_size!r}.")
+        check_sizes(dict(input_size=input_size, horizon=horizon, hidden_size=hidden_size, window=window,
+                         readout_size=readout_size), n_nodes, exog_size)
         if tod_embedding and exog_size < 1:
             raise ValueError(f"tod_embedding={tod_embedding} needs exog_size >= 1 (channel 0 of u is the time of "
                              f"day); pass tod_embedding=0 to switch it off.")

@@ -9,6 +9,21 @@ from torch import Tensor
 from ..nn import as_edge_index, check_edge_index
 
 
+def check_sizes(positive: dict, n_nodes=None, exog_size: int = 0) -> None:
+    """Constructor arguments: each of ``positive`` a positive int, ``n_nodes`` None or a positive int,
+    ``exog_size`` an int >= 0 (bools are not sizes); ``ValueError`` naming the argument otherwise."""
+    def is_int(v) -> bool:
+        return isinstance(v, int) and not isinstance(v, bool)
+
+    for name, v in positive.items():
+        if not is_int(v) or v <= 0:
+            raise ValueError(f"{name} must be a positive integer, got {v!r}.")
+    if n_nodes is not None and (not is_int(n_nodes) or n_nodes <= 0):
+        raise ValueError(f"n_nodes must be a positive integer (the sensors of the graph) or None, got {n_nodes!r}.")
+    if not is_int(exog_size) or exog_size < 0:
+        raise ValueError(f"exog_size must be an integer >= 0, got {exog_size!r}.")
+
+
 def check_inputs(model, x: Tensor, edge_index, edge_weight: Optional[Tensor], u: Optional[Tensor]
                  ) -> Tuple[Tensor, Optional[Tensor], Optional[Tensor]]:
     """Validate a forward call against ``model``'s ``input_size``, ``window``, ``n_nodes`` and ``exog_size``.
@@ -30,6 +45,10 @@ def check_inputs(model, x: Tensor, edge_index, edge_weight: Optional[Tensor], u:
         raise ValueError(f"x has {t} time steps but the model was built with window={model.window}.{hint}")
     if model.n_nodes is not None and n != model.n_nodes:
         raise ValueError(f"x has {n} nodes but the model was built with n_nodes={model.n_nodes}.")
+    param = next(model.parameters(), None)
+    if param is not None and x.dtype != param.dtype:
+        raise TypeError(f"x is {x.dtype} but the model's weights are {param.dtype}: pass x.to({param.dtype}) or "
+                        f"convert the model (model.to({x.dtype})).")
     check_finite(x, "x")
     edge_index, edge_weight = as_edge_index(edge_index, edge_weight)
     check_edge_index(edge_index, n, edge_weight)

@@ -139,6 +139,8 @@ def spatiotemporal_jacobian(
     if method not in METHODS:
         raise ValueError(f"Unknown method {method!r}; choose one of {METHODS}.")
     check_norm(norm)
+    if not isinstance(budget_mb, (int, float)) or not budget_mb > 0:
+        raise ValueError(f"budget_mb must be a positive number of megabytes, got {budget_mb!r}.")
     if not isinstance(model, nn.Module):
         raise TypeError(f"model must be a torch.nn.Module, got {type(model).__name__}.")
     staged = all(hasattr(model, a) for a in ("check_inputs", "encode", "process", "decode"))

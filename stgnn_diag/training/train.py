@@ -189,6 +189,9 @@ def train(cfg: TrainConfig) -> Dict[str, Any]:
     time, environment) and ``loss_curve.png``. Returns the ``metrics.json`` content.
     """
     check_model_name(cfg.model)  # unknown model -> clear error before any work
+    if cfg.accelerator in ("gpu", "cuda") and not torch.cuda.is_available():
+        raise ValueError(f"--accelerator {cfg.accelerator} asked, but torch sees no CUDA device (torch "
+                         f"{torch.__version__}); train with --accelerator cpu.")
     quiet_lightning()
     keep_freed_memory()
     budget = get_budget(cfg.budget).with_overrides(
