@@ -70,6 +70,8 @@ def run(args: argparse.Namespace) -> int:
     if not args.model and not args.checkpoint:
         print("stgnn-diag sensitivity: error: give --model NAME (and/or --checkpoint PATH)", file=sys.stderr)
         return 2
+    if not args.budget_mb > 0:  # before the data and the model are loaded
+        raise ValueError(f"--budget-mb must be a positive number of megabytes, got {args.budget_mb}.")
     try:
         window = metr_la_window(args.window, args.split, root=args.data_root, protocol=args.protocol)
     except IndexError as e:
