@@ -151,15 +151,19 @@ def read_metrla_loader_files(folder: PathLike, *, start_date: str = "2012-03-01"
 # --------------------------------------------------------------------- StaticGraphTemporalSignal
 def _feature_matrix(dataset, features: Sequence[str]) -> np.ndarray:
     cols = []
+    shape = dataset.speed.shape
     for f in features:
-        if f not in FEATURES:
-            raise ValueError(f"unknown feature {f!r}; choose from {list(FEATURES)}")
+        if f not in FEATURES and f != "calendar":
+            raise ValueError(f"unknown feature {f!r}; choose from {list(FEATURES) + ['calendar']}")
         if f == "speed":
-            cols.append(np.asarray(dataset.speed, dtype=np.float32))
-        else:
+            cols.append(np.asarray(dataset.speed, dtype=np.float32)[..., None])
+        elif f == "tod":
             cols.append(np.broadcast_to(np.asarray(dataset.time_of_day(), dtype=np.float32)[:, None],
-                                        dataset.speed.shape))
-    return np.stack(cols, axis=-1)  # [T, N, F]
+                                        shape)[..., None])
+        else:  # the 8 calendar channels the forecasters read (time of day + one-hot weekday)
+            cov = np.asarray(dataset.covariates(), dtype=np.float32)
+            cols.append(np.broadcast_to(cov[:, None, :], shape + cov.shape[-1:]))
+    return np.concatenate(cols, axis=-1)  # [T, N, F]
 
 
 def to_static_graph_temporal_signal(dataset, *, window: int = 12, horizon: int = 12,
@@ -176,7 +180,8 @@ def to_static_graph_temporal_signal(dataset, *, window: int = 12, horizon: int =
 
     Args:
         dataset: :class:`~stgnn_diag.datasets.MetrLA` or :class:`SeriesDataset`.
-        features: channels of ``x``, from ``"speed"`` and ``"tod"`` (time of day).
+        features: channels of ``x``, from ``"speed"``, ``"tod"`` (time of day) and ``"calendar"`` (8 channels:
+            time of day + one-hot weekday, what the zoo's forecasters read as ``u``; never z-scored).
         scaling: ``"pygt"``: exactly ``METRLADatasetLoader``'s (each feature z-scored over all
             steps, zeros included, float32); ``"protocol"``: speed scaled by the scaler of our
             ``protocol`` (fit on its training data), time of day raw; None: raw values.
@@ -190,6 +195,9 @@ def to_static_graph_temporal_signal(dataset, *, window: int = 12, horizon: int =
         raise ValueError(f"target must be 'input' or 'mph', got {target!r}")
     feats = _feature_matrix(dataset, features)  # [T, N, F]
     speed = np.asarray(dataset.speed, dtype=np.float32)
+    if scaling == "pygt" and "calendar" in features:
+        raise ValueError("scaling='pygt' z-scores every channel, which would break the calendar encoding; "
+                         "use scaling='protocol' with the 'calendar' feature.")
     if scaling == "pygt":
         x = feats.transpose(1, 2, 0).astype(np.float32)  # [N, F, T], as the loader
         x = x - x.mean(axis=(0, 2)).reshape(1, -1, 1)
@@ -197,9 +205,8 @@ def to_static_graph_temporal_signal(dataset, *, window: int = 12, horizon: int =
     elif scaling == "protocol":
         scaler = make_splits(dataset, protocol, window, horizon).scaler
         feats = feats.copy()
-        for c, f in enumerate(features):
-            if f == "speed":
-                feats[..., c] = _scale(scaler, dataset)
+        if "speed" in features:
+            feats[..., _channel(features, "speed")] = _scale(scaler, dataset)
         x = feats.transpose(1, 2, 0)
     elif scaling is None:
         x = feats.transpose(1, 2, 0)
@@ -209,7 +216,7 @@ def to_static_graph_temporal_signal(dataset, *, window: int = 12, horizon: int =
     if target == "input":
         if "speed" not in features:
             raise ValueError("target='input' needs the 'speed' feature")
-        y = x[:, list(features).index("speed"), :]
+        y = x[:, _channel(features, "speed"), :]
     else:
         y = np.ascontiguousarray(speed.T)
     if starts is None:
@@ -226,6 +233,16 @@ def to_static_graph_temporal_signal(dataset, *, window: int = 12, horizon: int =
         extra["mask"] = [m[:, s + window:s + window + horizon] for s in starts]
     ei, ew = np.asarray(dataset.edge_index, dtype=np.int64), np.asarray(dataset.edge_weight, dtype=np.float32)
     return StaticGraphTemporalSignal(ei, ew, xs, ys, **extra)
+
+
+def _channel(features: Sequence[str], name: str) -> int:
+    """Channel of feature ``name`` in the matrix of ``features`` ("calendar" is 8 channels wide)."""
+    c = 0
+    for f in features:
+        if f == name:
+            return c
+        c += 8 if f == "calendar" else 1
+    raise ValueError(f"no {name!r} feature in {list(features)}")
 
 
 def _scale(scaler: StandardScaler, dataset) -> np.ndarray:
