@@ -6,6 +6,12 @@ Subpackages: :mod:`stgnn_diag.nn` (layers), :mod:`stgnn_diag.models` (T&S / TTS 
 """
 __version__ = "0.1.0"
 
-from .zoo import create_model, from_pretrained, list_models, register_model, save_pretrained  # noqa: E402
+from ._lazy import lazy_exports
 
-__all__ = ["__version__", "create_model", "from_pretrained", "list_models", "register_model", "save_pretrained"]
+#: Imported on first use (PEP 562), so that ``stgnn-diag --help`` does not load torch and PyG.
+_WHERE = {name: "zoo" for name in ("create_model", "from_pretrained", "list_models", "register_model",
+                                   "save_pretrained")}
+__all__ = ["__version__", *_WHERE]
+__getattr__, __dir__ = lazy_exports(__name__, _WHERE, submodules=(
+    "nn", "models", "zoo", "datasets", "training", "sensitivity", "bench", "integrations", "metrics", "baselines",
+    "tables", "cli"))

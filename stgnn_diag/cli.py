@@ -8,7 +8,6 @@ import sys
 from pathlib import Path
 from typing import Dict, List, Optional
 
-from .tables import format_metrics_table, format_step_table
 
 
 def _models(args) -> int:
@@ -57,11 +56,14 @@ def _train(args) -> int:
               f"{result['schedule_steps']})") if args.max_time else ""
     print(f"test set, protocol {args.protocol}, horizon {args.horizon}, budget {args.budget}{length}, "
           f"trained {result['train_time_s']} s:\n")
+    from .tables import format_metrics_table
+
     print(format_metrics_table(rows, horizon=args.horizon))
     return 0
 
 
 def _evaluate(args) -> int:
+    from .tables import format_metrics_table, format_step_table
     from .training import evaluate
 
     steps = _parse_steps(args.steps)

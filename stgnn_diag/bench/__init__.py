@@ -9,11 +9,30 @@
 * :mod:`.paper_table` — the paper's published Table 1, shown only on request and labelled;
 * :mod:`.cli` — ``add_parser(subparsers)`` and ``run(args)`` for the ``bench`` sub-command.
 """
-from .aggregate import AggregationError, Row, Stat, Table, aggregate, build_tables, collect, summarize
-from .grid import GridError, GridSpec, Unit, budget_label, expand_models
-from .report import write_report
-from .runner import GridRun, Outcome, load_result, run_grid, run_unit, unit_state
+from .._lazy import lazy_exports
 
-__all__ = ["AggregationError", "GridError", "GridRun", "GridSpec", "Outcome", "Row", "Stat", "Table", "Unit",
-           "aggregate", "budget_label", "build_tables", "collect", "expand_models", "load_result", "run_grid",
-           "run_unit", "summarize", "unit_state", "write_report"]
+#: exported name -> the submodule defining it (imported on first use)
+_WHERE = {
+    "AggregationError": "aggregate",
+    "Row": "aggregate",
+    "Stat": "aggregate",
+    "Table": "aggregate",
+    "aggregate": "aggregate",
+    "build_tables": "aggregate",
+    "collect": "aggregate",
+    "summarize": "aggregate",
+    "GridError": "grid",
+    "GridSpec": "grid",
+    "Unit": "grid",
+    "budget_label": "grid",
+    "expand_models": "grid",
+    "write_report": "report",
+    "GridRun": "runner",
+    "Outcome": "runner",
+    "load_result": "runner",
+    "run_grid": "runner",
+    "run_unit": "runner",
+    "unit_state": "runner",
+}
+__all__ = list(_WHERE)
+__getattr__, __dir__ = lazy_exports(__name__, _WHERE)

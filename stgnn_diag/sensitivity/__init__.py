@@ -22,24 +22,45 @@ Findings report: ``python -m stgnn_diag.sensitivity.report --out docs/sensitivit
 Conventions: ``edge_index[0]`` is the source, ``edge_index[1]`` the target; ``hops[u, v]`` counts edges
 from input node ``u`` to output node ``v``; lag ``T - 1 - s`` of input step ``s`` (0 = most recent).
 """
-from .analysis import WindowAnalysis, analyze_window, format_summary, write_report
-from .attention import AttentionStats, NoAttentionError, attention_diagnostics, attention_layers
-from .checkpoint import CheckpointFormatError, build_model, read_checkpoint
-from .data import Window, check_window_index, exog_for, metr_la_window
-from .graph import HopSummary, hop_distances, summarize_hops
-from .jacobian import METHODS, spatiotemporal_jacobian
-from .model_state import TrainingModeWarning
-from .norms import NORMS, block_norm
-from .paths import PathBounds, PathDecomposition, attention_paths, autograd_blocks, path_bounds, verify_paths
-from .profile import HopLagProfile, hop_lag_profile
-from .structured import StructuredJacobian, UnsupportedModel
-from .sweep import SweepResult, sequence_length_sweep
+from .._lazy import lazy_exports
 
-__all__ = [
-    "spatiotemporal_jacobian", "METHODS", "NORMS", "block_norm", "StructuredJacobian", "UnsupportedModel",
-    "TrainingModeWarning", "hop_distances", "summarize_hops", "HopSummary", "hop_lag_profile", "HopLagProfile",
-    "attention_diagnostics", "attention_layers", "AttentionStats", "NoAttentionError", "attention_paths",
-    "autograd_blocks", "verify_paths", "path_bounds", "PathBounds", "PathDecomposition", "sequence_length_sweep",
-    "SweepResult", "analyze_window", "write_report", "format_summary", "WindowAnalysis", "build_model",
-    "read_checkpoint", "CheckpointFormatError", "metr_la_window", "check_window_index", "exog_for", "Window",
-]
+#: exported name -> the submodule defining it (imported on first use)
+_WHERE = {
+    "WindowAnalysis": "analysis",
+    "analyze_window": "analysis",
+    "format_summary": "analysis",
+    "write_report": "analysis",
+    "AttentionStats": "attention",
+    "NoAttentionError": "attention",
+    "attention_diagnostics": "attention",
+    "attention_layers": "attention",
+    "CheckpointFormatError": "checkpoint",
+    "build_model": "checkpoint",
+    "read_checkpoint": "checkpoint",
+    "Window": "data",
+    "check_window_index": "data",
+    "exog_for": "data",
+    "metr_la_window": "data",
+    "HopSummary": "graph",
+    "hop_distances": "graph",
+    "summarize_hops": "graph",
+    "METHODS": "jacobian",
+    "spatiotemporal_jacobian": "jacobian",
+    "TrainingModeWarning": "model_state",
+    "NORMS": "norms",
+    "block_norm": "norms",
+    "PathBounds": "paths",
+    "PathDecomposition": "paths",
+    "attention_paths": "paths",
+    "autograd_blocks": "paths",
+    "path_bounds": "paths",
+    "verify_paths": "paths",
+    "HopLagProfile": "profile",
+    "hop_lag_profile": "profile",
+    "StructuredJacobian": "structured",
+    "UnsupportedModel": "structured",
+    "SweepResult": "sweep",
+    "sequence_length_sweep": "sweep",
+}
+__all__ = list(_WHERE)
+__getattr__, __dir__ = lazy_exports(__name__, _WHERE)

@@ -8,8 +8,6 @@ import argparse
 import sys
 from pathlib import Path
 
-import torch
-
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
     """Register the ``sensitivity`` sub-command on an ``argparse`` sub-parser collection."""
@@ -80,6 +78,8 @@ def run(args: argparse.Namespace) -> int:
     overrides = {"n_nodes": window.n_nodes}
     if args.hidden_size is not None:
         overrides["hidden_size"] = args.hidden_size
+    import torch
+
     torch.manual_seed(args.seed)
     try:
         if args.pretrained:

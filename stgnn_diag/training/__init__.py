@@ -1,9 +1,13 @@
-"""Training and evaluation engine (Lightning): one code path for CPU, a GPU and multi-device DDP."""
-from .budgets import BUDGETS, Budget, get_budget
-from .evaluate import CheckpointError, evaluate, load_checkpoint, predict_split
-from .module import ForecastModule, NonFiniteLossError
-from .run_dir import RunDirError
-from .train import TrainConfig, train
+"""Training and evaluation engine (Lightning): one code path for CPU, a GPU and multi-device DDP.
 
-__all__ = ["BUDGETS", "Budget", "get_budget", "CheckpointError", "evaluate", "load_checkpoint", "predict_split",
-           "ForecastModule", "NonFiniteLossError", "RunDirError", "TrainConfig", "train"]
+The names below are imported on first use (PEP 562): the budgets are read by the command line's
+argument parser, which must not load Lightning.
+"""
+from .._lazy import lazy_exports
+
+_WHERE = {"BUDGETS": "budgets", "Budget": "budgets", "get_budget": "budgets",
+          "CheckpointError": "evaluate", "evaluate": "evaluate", "load_checkpoint": "evaluate",
+          "predict_split": "evaluate", "ForecastModule": "module", "NonFiniteLossError": "module",
+          "RunDirError": "run_dir", "TrainConfig": "train", "train": "train"}
+__all__ = list(_WHERE)
+__getattr__, __dir__ = lazy_exports(__name__, _WHERE)
