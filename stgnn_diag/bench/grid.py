@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import difflib
 import fnmatch
+import hashlib
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -106,11 +107,16 @@ class Unit:
 
     @property
     def unit_id(self) -> str:
-        """Folder name: ``<model>__<protocol>__h<H>__<budget label>[__s<seed>]``."""
+        """Folder name: ``<model>__<protocol>__h<H>__<budget label>[__m<hash>][__s<seed>]``; ``m<hash>``: the
+        first 8 hex digits of the sha1 of the model overrides (JSON, sorted keys), so two units that differ
+        only in them never share a folder."""
         parts = [model_slug(self.model), self.protocol, f"h{self.horizon}"]
         if self.window != 12:
             parts.append(f"w{self.window}")
         parts.append(self.budget_label)
+        if self.model_overrides:
+            blob = json.dumps(dict(self.model_overrides), sort_keys=True, default=str).encode()
+            parts.append("m" + hashlib.sha1(blob).hexdigest()[:8])
         if self.seed is not None:
             parts.append(f"s{self.seed}")
         return "__".join(parts)

@@ -5,6 +5,9 @@
 """
 from __future__ import annotations
 
+import hashlib
+import json
+
 import argparse
 
 import pytest
@@ -15,6 +18,8 @@ MODELS = ["tts_attn_none", "tts_attn_penalty"]
 BASELINE = "last_value"
 SEEDS = [0, 1]
 TINY_MODEL = {"hidden_size": 8, "heads": 2, "temporal_layers": 1, "spatial_layers": 1}
+#: what the unit id of a trained unit with TINY_MODEL carries: the first 8 hex digits of sha1(sorted JSON)
+MTAG = "__m" + hashlib.sha1(json.dumps(TINY_MODEL, sort_keys=True).encode()).hexdigest()[:8]
 TINY_ARGS = ["--max-epochs", "1", "--limit-train-batches", "2", "--limit-val-batches", "2", "--batch-size", "8",
              "--max-windows", "300", *[a for k, v in TINY_MODEL.items() for a in ("--set", f"{k}={v}")]]
 LABEL = "cpu-small+e1-b8-tb2-vb2-w300"

@@ -8,7 +8,7 @@ import pytest
 from stgnn_diag.bench.aggregate import (AggregationError, aggregate, build_tables, collect, metric_columns,
                                         summarize)
 
-from .conftest import BASELINE, LABEL, MODELS, SEEDS
+from .conftest import BASELINE, LABEL, MODELS, MTAG, SEEDS
 from .synthetic import make_result, write_results
 
 
@@ -23,7 +23,7 @@ def test_real_grid_mean_and_sample_std_match_a_hand_computation(tiny_grid):
         if row.kind == "baseline":
             files = [results / f"{BASELINE}__dcrnn__h12__{LABEL}" / "result.json"]
         else:
-            files = [results / f"{row.model}__dcrnn__h12__{LABEL}__s{s}" / "result.json" for s in SEEDS]
+            files = [results / f"{row.model}__dcrnn__h12__{LABEL}{MTAG}__s{s}" / "result.json" for s in SEEDS]
         raw = [json.loads(f.read_text()) for f in files]
         assert row.n == len(raw) and row.seeds == [r["seed"] for r in raw]
         for c in metric_columns(12):

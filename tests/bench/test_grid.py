@@ -96,3 +96,17 @@ def test_unit_json_round_trip_and_key_values():
         {"hidden_size": 8, "diag_p": 0.2, "residual": False, "graph_conv": "gcn"}
     with pytest.raises(GridError, match="KEY=VALUE"):
         parse_key_values(["hidden_size"])
+
+
+def test_model_overrides_are_in_the_unit_id():
+    """Two units that differ only in their model overrides never share a result folder."""
+    from stgnn_diag.bench.grid import Unit
+
+    base = dict(model="tts_attn_none", kind="model", protocol="dcrnn", horizon=12, window=12, budget="cpu-small", seed=0)
+    plain = Unit(**base)
+    a = Unit(**base, model_overrides=(("hidden_size", 8),))
+    b = Unit(**base, model_overrides=(("hidden_size", 16),))
+    assert plain.unit_id == "tts_attn_none__dcrnn__h12__cpu-small__s0"
+    assert len({plain.unit_id, a.unit_id, b.unit_id}) == 3
+    assert a.unit_id.startswith("tts_attn_none__dcrnn__h12__cpu-small__m") and a.unit_id.endswith("__s0")
+    assert Unit(**base, model_overrides=(("hidden_size", 8),)).unit_id == a.unit_id  # stable

@@ -13,7 +13,7 @@ from stgnn_diag.bench.grid import GridError, GridSpec, Unit
 from stgnn_diag.bench.runner import RESULT_JSON, RUN_DIR, run_grid, unit_state
 from stgnn_diag.training import evaluate, load_checkpoint
 
-from .conftest import BASELINE, LABEL, MODELS, SEEDS, TINY_MODEL, bench_args
+from .conftest import BASELINE, LABEL, MODELS, MTAG, SEEDS, TINY_MODEL, bench_args
 
 
 def _units(args):
@@ -28,7 +28,7 @@ def test_every_unit_has_a_complete_result(tiny_grid, metr_la_root):
     results, args = tiny_grid
     units = _units(args)
     assert [u.unit_id for u in units] == [f"{BASELINE}__dcrnn__h12__{LABEL}"] + [
-        f"{m}__dcrnn__h12__{LABEL}__s{s}" for s in SEEDS for m in MODELS]
+        f"{m}__dcrnn__h12__{LABEL}{MTAG}__s{s}" for s in SEEDS for m in MODELS]
     assert sorted(p.parent.name for p in results.glob(f"*/{RESULT_JSON}")) == sorted(u.unit_id for u in units)
     for u in units:
         res = json.loads((results / u.unit_id / RESULT_JSON).read_text())
@@ -58,7 +58,7 @@ def test_every_unit_has_a_complete_result(tiny_grid, metr_la_root):
     assert base["metrics"] == pytest.approx(ref["metrics"], rel=1e-12)
     # seeds give different models
     m = MODELS[0]
-    a, b = (json.loads((results / f"{m}__dcrnn__h12__{LABEL}__s{s}" / RESULT_JSON).read_text()) for s in SEEDS)
+    a, b = (json.loads((results / f"{m}__dcrnn__h12__{LABEL}{MTAG}__s{s}" / RESULT_JSON).read_text()) for s in SEEDS)
     assert a["metrics"] != b["metrics"]
     assert (results / ".gitignore").read_text().count("*/run/checkpoints/") == 1
 
@@ -108,13 +108,25 @@ def test_finished_training_without_result_is_completed_without_training(tiny_gri
     assert out.outcomes[0].result["peak_memory"]["rss_mb"] is None  # nothing ran now: not measured
 
 
-def test_other_settings_in_the_results_folder_are_an_error(tiny_grid, monkeypatch):
+def test_other_settings_in_the_results_folder_are_an_error(tiny_grid, monkeypatch, tmp_path):
+    """A folder whose stored settings differ from its unit's (other model overrides cannot share an id any more,
+    since the id carries their hash: here a result.json edited by hand) is an error, never silently reused."""
+    import shutil
+
     results, args = tiny_grid
     monkeypatch.setattr(runner, "_train", _fail_if_called)
+    copy = tmp_path / "copy"
+    shutil.copytree(results, copy)
+    unit = _units(args)[1]
+    f = copy / unit.unit_id / RESULT_JSON
+    res = json.loads(f.read_text())
+    res["settings"]["model_overrides"]["hidden_size"] = 16
+    f.write_text(json.dumps(res))
+    with pytest.raises(GridError, match="other settings"):
+        run_grid(_units(args), copy, progress=False)
     other = GridSpec(models=MODELS, seeds=SEEDS, overrides=dict(_units(args)[0].overrides),
                      model_overrides={"*": {**TINY_MODEL, "hidden_size": 16}})
-    with pytest.raises(GridError, match="other settings"):
-        run_grid(other, results, progress=False)
+    assert not {u.unit_id for u in other.units() if u.kind == "model"} & {u.unit_id for u in _units(args)}
 
 
 def _fake_metrics(cfg):
@@ -215,7 +227,7 @@ def test_units_finished_in_another_folder_are_reused_not_rerun(tiny_grid, tmp_pa
     units = _units(args)
     extra = Unit(MODELS[0], "model", "dcrnn", 12, 12, "cpu-small", 5, units[1].overrides, units[1].model_overrides)
     other = Unit(MODELS[0], "model", "dcrnn", 12, 12, "cpu-small", 0, units[1].overrides,
-                 tuple(sorted({**dict(units[1].model_overrides), "hidden_size": 16}.items())))  # same id, other settings
+                 tuple(sorted({**dict(units[1].model_overrides), "hidden_size": 16}.items())))  # other settings
     mine = tmp_path / "mine"
     (mine / units[0].unit_id).mkdir(parents=True)  # a leftover empty folder of a new unit is replaced
     monkeypatch.setattr(runner, "run_unit", lambda u, *a, **k: {"unit_id": u.unit_id, "ran": True})
@@ -230,8 +242,8 @@ def test_units_finished_in_another_folder_are_reused_not_rerun(tiny_grid, tmp_pa
         assert copied == original
         assert not (mine / u.unit_id / RUN_DIR / "checkpoints").exists()
         assert unit_state(mine, u) == "done"
-    # a stored unit with the same id but other settings is never taken
-    assert other.unit_id == units[1].unit_id
+    # other model settings: another id, so the stored unit is never taken for it
+    assert other.unit_id != units[1].unit_id
     assert runner.find_reusable(other, [results]) is None
     assert runner.find_reusable(units[1], [results]) == results / units[1].unit_id
 
