@@ -31,6 +31,12 @@ def _row(label: str, m: dict) -> str:
     return f"| {label} | {cells} |"
 
 
+def _lr(cfg: dict) -> str:
+    """``", lr 0.003"`` from the budget settings a tag was trained with (empty when not recorded)."""
+    lr = (cfg.get("budget_resolved") or {}).get("lr")
+    return f", lr {lr:g}" if lr is not None else ""
+
+
 def render_pretrained(name: str) -> str:
     """The card section of the shipped weights: each tag's test metrics beside the baselines, and its command."""
     tags = pretrained_tags(name)
@@ -44,7 +50,8 @@ def render_pretrained(name: str) -> str:
         out += [f"### `{name}.{tag}`{' (default)' if c.get('default') else ''}\n",
                 f"`stgnn_diag.create_model(\"{name}\", pretrained=\"{tag}\")`, or "
                 f"`stgnn-diag evaluate --model {name} --pretrained {tag}`. Trained on {c['dataset']} "
-                f"({c['protocol']} protocol), budget `{c['budget']}` ({c['global_steps']} steps), seed {c['seed']}, "
+                f"({c['protocol']} protocol), budget `{c['budget']}` ({c['global_steps']} steps"
+                f"{_lr(c)}), seed {c['seed']}, "
                 f"{c.get('trained_on') or '?'}; weights `models/weights/{c['weights']}` (sha256 `{c['sha256'][:16]}...`).\n",
                 f"Test set ({c['metrics'].get('windows')} windows), masked metrics in mph / %:\n",
                 f"| | {head} |", "|---|" + "---|" * 12, _row(f"`{name}`", c["metrics"])]
