@@ -9,7 +9,9 @@ Order (the first one that is *given* is the target; it is never silently swapped
 4. if the target lacks the files, a download into ``<target>/metr_la``: from a mirror of the
    DCRNN layout when a base URL is given (``base_url`` or ``STGNN_DIAG_DATA_URL``; see
    :func:`stgnn_diag.datasets.download.download_metr_la`, sha256-checked), otherwise from tsl's
-   public archive (:func:`stgnn_diag.datasets.tsl_archive.download_tsl_metr_la`).
+   public archive (:func:`stgnn_diag.datasets.tsl_archive.download_tsl_metr_la`, checked against the
+   digest of its first download; only missing files are added). A root from 1. or 2. that does not
+   exist is an error naming it (a typo creates nothing), unless ``base_url`` asks for a download.
 
 A *data root* is the folder that CONTAINS ``metr_la/`` (so ``STGNN_DIAG_DATA=/work/shared/data``
 works); a folder that directly holds the METR-LA files (``metr-la.npz``, ``sensor_graph/``) is
@@ -99,6 +101,12 @@ def resolve_data_root(
     folder = dataset_dir(target)
     if is_complete(folder):
         return target
+    # a typo in $STGNN_DIAG_DATA or root= must not create folders and start a download there; an explicit
+    # mirror (base_url=...) is a request to download, into a new folder too
+    if download and base_url is None and source != "the default data folder" and not target.exists():
+        raise FileNotFoundError(f"The data root {target} (from {source}) does not exist. Point it at the folder "
+                                f"that contains metr_la/ (e.g. STGNN_DIAG_DATA=../shared/data), or create it to "
+                                f"download METR-LA into it.")
     url = base_url or os.environ.get(ENV_URL)
     if download and url:
         from .download import download_metr_la

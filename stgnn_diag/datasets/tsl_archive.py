@@ -7,29 +7,37 @@ tsl (torch-spatiotemporal 0.9.5, ``tsl/datasets/metr_la.py``) downloads
 :func:`build_from_tsl_archive` recomputes it with DCRNN's recipe (Gaussian kernel, sigma = std of
 the finite distances, weights < 0.1 dropped; :func:`~stgnn_diag.datasets.graph.gaussian_kernel_adjacency`).
 
-No sha256 of the archive is pinned (it is not published), so this source is *not* verified like
-:func:`~stgnn_diag.datasets.download.download_metr_la`; the built files are checked for
-consistency (shapes, ids) when :class:`~stgnn_diag.datasets.MetrLA` loads them. The speed file is
-``metr-la.h5`` (pandas + PyTables needed to read it).
+No sha256 of the archive is published, so it is verified *trust on first use*: the digest of the first
+download is recorded in ``<folder>/.tsl_archive.json`` and every later download must match it (or the
+``sha256`` argument, when given). The archive is unpacked and converted in a temporary folder, and only the
+files the data folder lacks are moved into it: an existing file (e.g. DCRNN's own ``adj_mx.pkl``) is never
+replaced by a rebuild. The built files are checked for consistency (shapes, ids) when
+:class:`~stgnn_diag.datasets.MetrLA` loads them. The speed file is ``metr-la.h5`` (pandas + PyTables
+needed to read it).
 """
 from __future__ import annotations
 
 import csv
 import io
+import json
 import os
 import pickle
 import tempfile
+import time
 import zipfile
 from pathlib import Path
 from typing import Dict, Optional
 
 from . import files
-from .download import download_file
+from .download import download_file, sha256_file
 from .graph import distance_matrix, gaussian_kernel_adjacency
 from .root import PathLike
 
 #: The archive tsl 0.9.5 downloads for ``tsl.datasets.MetrLA``.
 TSL_METR_LA_URL = "https://drive.switch.ch/index.php/s/Z8cKHAVyiDqkzaG/download"
+
+#: The digest of the first download of the archive, in the data folder.
+RECORD = ".tsl_archive.json"
 
 _MEMBERS = ("metr_la.h5", "distances_la.csv", "sensor_locations_la.csv", "sensor_ids_la.txt")
 
@@ -133,10 +141,30 @@ def download_tsl_metr_la(
     """
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
-    zip_path = folder / ".metr_la_tsl.zip"
-    try:
-        download_file(url, zip_path, sha256, overwrite=True, progress=progress, timeout=timeout)
-        return build_from_tsl_archive(zip_path, folder)
-    finally:
-        if zip_path.exists():
-            zip_path.unlink()
+    record = folder / RECORD
+    expected = sha256 or (json.loads(record.read_text()).get("sha256") if record.is_file() else None)
+    with tempfile.TemporaryDirectory(dir=folder, prefix=".tsl-download-") as tmp:
+        zip_path = Path(tmp) / "metr_la_tsl.zip"
+        download_file(url, zip_path, expected, overwrite=True, progress=progress, timeout=timeout)
+        if not record.is_file():
+            record.write_text(json.dumps({"url": url, "sha256": sha256_file(zip_path),
+                                          "recorded": time.strftime("%Y-%m-%d %H:%M:%S"),
+                                          "note": "trust on first use: later downloads must match"}, indent=2))
+        built = build_from_tsl_archive(zip_path, Path(tmp) / "metr_la")
+        move_missing(built, folder)
+    return folder
+
+
+def move_missing(src: Path, dest: Path) -> list:
+    """Move the files of ``src`` that ``dest`` lacks into ``dest`` (same relative paths); an existing file
+    in ``dest`` is never replaced. Returns the relative paths moved."""
+    moved = []
+    for path in sorted(p for p in Path(src).rglob("*") if p.is_file()):
+        rel = path.relative_to(src)
+        target = Path(dest) / rel
+        if target.exists():
+            continue
+        target.parent.mkdir(parents=True, exist_ok=True)
+        os.replace(path, target)
+        moved.append(str(rel))
+    return moved

@@ -1,6 +1,7 @@
 """Data-root resolution order: explicit root > $STGNN_DIAG_DATA > default folder > download."""
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -80,6 +81,8 @@ def test_without_a_mirror_the_public_tsl_archive_is_used(tmp_path, monkeypatch, 
     served, url = http_folder
     data, _ = _tsl_zip(served / "download", make_tiny, tmp_path)
     monkeypatch.setattr(tsl_archive, "TSL_METR_LA_URL", f"{url}/download")
+    (tmp_path / "fresh").mkdir()
+    (tmp_path / "offline").mkdir()
     root = resolve_data_root(tmp_path / "fresh", progress=False)
     assert MetrLA(root, download=False).sensor_ids == data["ids"]
     monkeypatch.setattr(tsl_archive, "TSL_METR_LA_URL", "http://127.0.0.1:9/download")
@@ -112,3 +115,40 @@ def test_default_root_is_repo_datasets_folder():
 def test_env_var_pointing_at_shared_data(metr_la_root, monkeypatch):
     monkeypatch.setenv("STGNN_DIAG_DATA", str(metr_la_root))
     assert resolve_data_root(download=False) == metr_la_root
+
+
+def test_a_root_that_does_not_exist_is_named_and_never_created(tmp_path, monkeypatch):
+    monkeypatch.setenv("STGNN_DIAG_DATA", str(tmp_path / "shraed" / "data"))  # a typo
+    with pytest.raises(FileNotFoundError, match=r"shraed/data \(from \$STGNN_DIAG_DATA\) does not exist"):
+        resolve_data_root(progress=False)
+    with pytest.raises(FileNotFoundError, match="does not exist"):
+        resolve_data_root(tmp_path / "nope", progress=False)
+    assert not (tmp_path / "shraed").exists() and not (tmp_path / "nope").exists()
+
+
+def test_tsl_archive_fills_only_missing_files_and_is_checked_against_its_first_digest(
+        tmp_path, monkeypatch, http_folder, make_tiny):
+    """A folder that lacks only the locations file keeps its adj_mx.pkl; the archive's first digest is
+    recorded and a changed archive is refused later."""
+    from stgnn_diag.datasets import files, tsl_archive
+    from stgnn_diag.datasets.download import ChecksumError, sha256_file
+    from .test_sensor_graph import _tsl_zip
+
+    served, url = http_folder
+    _tsl_zip(served / "download", make_tiny, tmp_path)
+    folder = tmp_path / "partial" / "metr_la"
+    make_tiny(folder, n_steps=300, n_nodes=5)
+    (folder / files.LOCATIONS).unlink()
+    adj_before = (folder / files.ADJ_PKL).read_bytes()
+    tsl_archive.download_tsl_metr_la(folder, url=f"{url}/download", progress=False)
+    assert (folder / files.ADJ_PKL).read_bytes() == adj_before  # never replaced by the rebuild
+    assert (folder / files.LOCATIONS).is_file() and files.is_complete(folder)
+    record = json.loads((folder / tsl_archive.RECORD).read_text())
+    assert record["sha256"] == sha256_file(served / "download")
+    assert not [p for p in folder.iterdir() if p.name.startswith(".tsl-download-")]  # the temporary folder is gone
+    with open(served / "download", "ab") as f:  # the archive changes on the server
+        f.write(b"tampered")
+    (folder / files.LOCATIONS).unlink()
+    with pytest.raises(ChecksumError, match="sha256 mismatch"):
+        tsl_archive.download_tsl_metr_la(folder, url=f"{url}/download", progress=False)
+    assert not (folder / files.LOCATIONS).exists() and (folder / files.ADJ_PKL).read_bytes() == adj_before
