@@ -29,6 +29,7 @@ require_pygt("stgnn_diag.integrations.pygt_models")
 import torch_geometric_temporal.nn as pygt  # noqa: E402
 from torch_geometric.utils import sort_edge_index, to_dense_adj  # noqa: E402
 
+from ..models.inputs import layout_hint  # noqa: E402
 from ..nn import as_edge_index, check_edge_index  # noqa: E402
 from .calendar_codes import CALENDAR_EXOG_SIZES, calendar_codes, extend_codes  # noqa: E402
 from .pygt_layouts import disjoint_union, exog_as_features, output_to_tsl, to_layout  # noqa: E402
@@ -36,6 +37,11 @@ from .pygt_layouts import disjoint_union, exog_as_features, output_to_tsl, to_la
 
 class PyGTModel(nn.Module):
     """Base of the PyG Temporal wrappers: argument mapping, input checks, covariates, read-out.
+
+    The wrappers take **our** layout ``x [batch, time, nodes, features]`` (tsl's), not the layout of the
+    PyG Temporal class they wrap (``[batch, nodes, features, time]`` for A3TGCN2 / ASTGCN ...): they convert
+    inside. An input in a PyG Temporal layout is refused with the conversion
+    (``stgnn_diag.integrations.pygt_layouts.from_layout``).
 
     Subclasses set :attr:`needs_n_nodes` / :attr:`fixed_window` and implement :meth:`core`.
 
@@ -94,10 +100,12 @@ class PyGTModel(nn.Module):
             shape = tuple(x.shape) if isinstance(x, Tensor) else type(x).__name__
             raise ValueError(f"x must be [batch, time, nodes, features], got {shape}.")
         b, t, n, f = x.shape
-        if f != self.input_size:
-            raise ValueError(f"x has {f} features but the model was built with input_size={self.input_size}.")
-        if self.fixed_window and t != self.window:
-            raise ValueError(f"x has {t} steps but the model was built with window={self.window}.")
+        if f != self.input_size or (self.fixed_window and t != self.window):
+            hint = layout_hint(tuple(x.shape), self)  # a PyG Temporal layout passed where ours is expected
+            if f != self.input_size:
+                raise ValueError(f"x has {f} features but the model was built with input_size={self.input_size}."
+                                 f"{hint}")
+            raise ValueError(f"x has {t} steps but the model was built with window={self.window}.{hint}")
         if self.n_nodes is not None and n != self.n_nodes:
             raise ValueError(f"x has {n} nodes but the model was built with n_nodes={self.n_nodes}.")
         edge_index, edge_weight = as_edge_index(edge_index, edge_weight)

@@ -38,7 +38,7 @@ def check_inputs(model, x: Tensor, edge_index, edge_weight: Optional[Tensor], u:
                          f"for a single window use x.unsqueeze(0), for one feature x.unsqueeze(-1).")
     b, t, n, f = x.shape
     if (f, t) != (model.input_size, model.window):
-        hint = _layout_hint(tuple(x.shape), model)
+        hint = layout_hint(tuple(x.shape), model)
         if f != model.input_size:
             raise ValueError(f"x has {f} features per node but the model was built with "
                              f"input_size={model.input_size}.{hint}")
@@ -74,7 +74,7 @@ def check_inputs(model, x: Tensor, edge_index, edge_weight: Optional[Tensor], u:
 _LAYOUTS = {"BNFT": (3, 1, 2), "BFNT": (3, 2, 1)}
 
 
-def _layout_hint(shape, model) -> str:
+def layout_hint(shape, model) -> str:
     """A sentence naming the PyG Temporal layout that ``shape`` would fit, if one does."""
     n_nodes = getattr(model, "n_nodes", None)
     for name, (t_ax, n_ax, f_ax) in _LAYOUTS.items():

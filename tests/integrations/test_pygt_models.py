@@ -174,3 +174,15 @@ def test_models_with_node_parameters_need_n_nodes():
     for name in ("pygt:ASTGCN", "pygt:STConv", "pygt:GMAN", "pygt:MTGNN", "pygt:AGCRN", "tsl:AGCRNModel"):
         with pytest.raises(ValueError, match="n_nodes"):
             stgnn_diag.create_model(name, hidden_size=8)
+
+
+def test_a_pygt_layout_given_to_a_wrapper_is_named():
+    """The pygt: wrappers take our layout; PyG Temporal's own [B, N, F, T] is refused with the conversion."""
+    from stgnn_diag.integrations.pygt_layouts import to_layout
+
+    model = stgnn_diag.create_model("pygt:A3TGCN2", n_nodes=4, hidden_size=8)
+    x = torch.randn(2, 12, 4, 1)
+    ei = torch.tensor([[0, 1, 2], [1, 2, 3]])
+    with pytest.raises(ValueError, match=r"PyG Temporal's BNFT layout.*from_layout\(x, 'BNFT'\)"):
+        model(to_layout(x, "BNFT"), ei)
+    assert model(x, ei).shape == (2, 12, 4, 1)
