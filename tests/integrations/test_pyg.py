@@ -69,6 +69,8 @@ def test_models_on_a_batch_of_sensor_subsets(name, metr_batch, metr_la):
     kw.update(n_layers=1) if name.startswith(("tas", "paper")) else kw.update(temporal_layers=1, spatial_layers=1)
     if name != "paper_tas":  # subsets of sensors: no per-node tables (a node's index differs between graphs)
         kw.update(node_embedding=False, adaptive_embedding=False)
+    if name.startswith("tas_attn"):
+        kw.update(adaptive=False)  # the learned adjacency is a per-node table too
     model = stgnn_diag.create_model(name, **kw).eval()
     u = metr_batch["u"][:, :, :1] if name == "paper_tas" else metr_batch["u"]
     graphs = [window_to_data(metr_batch["x"][i], metr_la.edge_index, metr_la.edge_weight,

@@ -102,7 +102,7 @@ def test_tts_temporal_stage_keeps_nodes_apart_and_its_graph_stage_mixes_them():
 
 
 def test_tas_mixes_nodes_at_every_step_inside_the_first_block():
-    m = model("tas_attn_none", k=1)
+    m = model("tas_attn_none", k=1, adaptive=False)  # the sensor graph alone (the learned one reaches every node)
     x = torch.randn(1, T, N, 1, dtype=torch.float64, requires_grad=True)
     h = m.spatial[0].conv(m.temporal[0](m.encode(x, calendar(1))), EDGE_INDEX, EDGE_WEIGHT.double())
     g = torch.autograd.grad(h[0, 3, 1].sum(), x)[0][0, :, :, 0].abs().sum(0)  # [n]
@@ -155,3 +155,13 @@ def test_reset_parameters_restores_a_fresh_models_initialisation(name):
             assert 0.85 < ratio < 1.15, (pname, ratio)
         if "attention.qkv.bias" in pname or "attention.out.bias" in pname:
             assert torch.count_nonzero(p) == 0, pname
+
+
+def test_the_learned_adjacency_of_tas_reaches_beyond_the_sensor_graph():
+    """The T&S entries' default learned adjacency: node 1 hears node 4 (no edge path of one hop) after one layer."""
+    m = model("tas_attn_none", k=1)
+    assert m.spatial[0].conv.adaptive is not None
+    x = torch.randn(1, T, N, 1, dtype=torch.float64, requires_grad=True)
+    h = m.spatial[0].conv(m.temporal[0](m.encode(x, calendar(1))), EDGE_INDEX, EDGE_WEIGHT.double())
+    g = torch.autograd.grad(h[0, 3, 1].sum(), x)[0][0, :, :, 0].abs().sum(0)
+    assert (g > 0).all()
