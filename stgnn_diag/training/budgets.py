@@ -59,7 +59,8 @@ class Budget:
 BUDGETS: Dict[str, Budget] = {
     # The README's first run: 2 x 400 batches of 16 (800 steps, 12,800 windows), the whole pipeline (data,
     # training, test-set evaluation, baselines) in about 7.5 minutes on 2 cores (tas_attn_penalty). More,
-    # smaller steps than 400 of 32: tas_attn_penalty 2.974 / 3.459 / 4.158 against 3.069 / 3.573 / 4.336 (tts_attn_penalty, 400 x 32).
+    # smaller steps than 400 of 32: tas_attn_penalty 2.974 / 3.459 / 4.158 against 3.069 / 3.573 / 4.336
+    # (tts_attn_penalty, 400 x 32).
     "cpu-small": Budget(max_epochs=2, batch_size=16, limit_train_batches=400, limit_val_batches=20,
                         lr=3e-3, warmup_epochs=0.5, patience=None,
                         model_overrides=(("hidden_size", 32),)),
