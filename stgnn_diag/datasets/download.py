@@ -1,7 +1,7 @@
 """Verified, atomic downloads (urllib only) of the METR-LA files.
 
-Every file is streamed into a temporary file in its destination folder, fsync'ed, checked against
-its pinned sha256, and only then moved into place with ``os.replace``. On any failure (network
+Every file is streamed into a temporary file in its destination folder, checked against its pinned
+sha256, and only then put in place (:func:`stgnn_diag._io.atomic_write`). On any failure (network
 error, hash mismatch) the temporary file is deleted and an existing destination file is left as
 it was: nothing half-written remains.
 """
@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import hashlib
 import os
-import tempfile
 import urllib.error
 import urllib.request
 from pathlib import Path
 from typing import Iterable, Optional
 
+from .._io import atomic_write
 from . import files
 from .root import ENV_URL, PathLike
 
@@ -37,19 +37,6 @@ def sha256_file(path: PathLike, chunk_size: int = _CHUNK) -> str:
         for block in iter(lambda: f.read(chunk_size), b""):
             h.update(block)
     return h.hexdigest()
-
-
-def _fsync_dir(folder: Path) -> None:
-    try:
-        fd = os.open(folder, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
 
 
 def download_file(
@@ -85,10 +72,8 @@ def download_file(
     if dest.is_file() and not overwrite:
         if sha256 is None or sha256_file(dest) == sha256:
             return dest
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{dest.name}.", suffix=".part", dir=dest.parent)
-    tmp = Path(tmp_name)
-    try:
+
+    def fetch(tmp: str) -> None:
         digest = hashlib.sha256()
         request = urllib.request.Request(url, headers={"User-Agent": _USER_AGENT})
         try:
@@ -98,8 +83,7 @@ def download_file(
         except (urllib.error.URLError, OSError) as err:
             reason = getattr(err, "reason", err)
             raise DownloadError(f"downloading {dest.name} from {url} failed: {reason}") from err
-        with response, os.fdopen(fd, "wb") as out:
-            fd = None
+        with response, open(tmp, "wb") as out:
             total = response.headers.get("Content-Length")
             bar = _progress_bar(dest.name, int(total) if total and total.isdigit() else None, progress)
             try:
@@ -109,8 +93,6 @@ def download_file(
                     bar.update(len(block))
             finally:
                 bar.close()
-            out.flush()
-            os.fsync(out.fileno())
         got = digest.hexdigest()
         if sha256 is not None and got != sha256.lower():
             raise ChecksumError(
@@ -118,14 +100,8 @@ def download_file(
                 f"The download was discarded (nothing written to {dest}); the server copy is corrupt "
                 f"or a different release."
             )
-        os.replace(tmp, dest)
-        _fsync_dir(dest.parent)
-        return dest
-    finally:
-        if fd is not None:
-            os.close(fd)
-        if tmp.exists():
-            tmp.unlink()
+
+    return atomic_write(dest, fetch)
 
 
 def _progress_bar(name: str, total: Optional[int], enabled: bool):

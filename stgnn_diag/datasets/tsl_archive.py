@@ -28,6 +28,7 @@ import zipfile
 from pathlib import Path
 from typing import Dict, Optional
 
+from .._io import write_bytes
 from . import files
 from .download import download_file, sha256_file
 from .graph import distance_matrix, gaussian_kernel_adjacency
@@ -40,20 +41,6 @@ TSL_METR_LA_URL = "https://drive.switch.ch/index.php/s/Z8cKHAVyiDqkzaG/download"
 RECORD = ".tsl_archive.json"
 
 _MEMBERS = ("metr_la.h5", "distances_la.csv", "sensor_locations_la.csv", "sensor_ids_la.txt")
-
-
-def _atomic_write(dest: Path, data: bytes) -> None:
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{dest.name}.", suffix=".part", dir=dest.parent)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, dest)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
 
 
 def _locations_csv(text: str, ids) -> bytes:
@@ -105,11 +92,11 @@ def build_from_tsl_archive(zip_path: PathLike, folder: PathLike, threshold: floa
         edges = ((r[0], r[1], float(r[2])) for r in rows[start:] if len(r) >= 3)
         adj = gaussian_kernel_adjacency(distance_matrix(edges, ids), threshold=threshold)
         locations = _locations_csv(read("sensor_locations_la.csv").decode(), ids)
-        _atomic_write(folder / files.SPEED_H5, read("metr_la.h5"))
+        write_bytes(folder / files.SPEED_H5, read("metr_la.h5"))
     payload = pickle.dumps([ids, {s: k for k, s in enumerate(ids)}, adj], protocol=2)
-    _atomic_write(folder / files.ADJ_PKL, payload)
-    _atomic_write(folder / files.SENSOR_IDS, ",".join(ids).encode())
-    _atomic_write(folder / files.LOCATIONS, locations)
+    write_bytes(folder / files.ADJ_PKL, payload)
+    write_bytes(folder / files.SENSOR_IDS, ",".join(ids).encode())
+    write_bytes(folder / files.LOCATIONS, locations)
     return folder
 
 

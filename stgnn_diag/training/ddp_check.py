@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import hashlib
-from typing import Any, Dict, List
+from typing import Any, Dict, List, Optional
 
 import lightning as L
 import numpy as np
@@ -24,7 +24,7 @@ class RankAgreement(L.Callback):
     ``self.report`` (rank 0) as ``{"world_size", "weights_sha256": [...], "val_mae": [...], "agree"}``.
     """
 
-    def __init__(self, splits, batch_size: int = 64):
+    def __init__(self, splits, batch_size: Optional[int] = None):
         self.splits, self.batch_size = splits, batch_size
         self.report: Dict[str, Any] = {}
 

@@ -5,10 +5,11 @@ import json
 import os
 import shutil
 import socket
-import tempfile
 import time
 from pathlib import Path
 from typing import Any, Dict, Iterable, Optional
+
+from .._io import write_json
 
 CHECKPOINTS = "checkpoints"
 LAST = "last.ckpt"
@@ -56,20 +57,6 @@ def prepare_run_dir(out_dir: Path, resume: bool, overwrite: bool) -> Optional[Pa
                 p.unlink()
     out_dir.mkdir(parents=True, exist_ok=True)
     return None
-
-
-def write_json(path: Path, data: Dict[str, Any]) -> None:
-    """Write JSON atomically (temp file + rename), so an interrupted write leaves the old file."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w") as f:
-            json.dump(data, f, indent=2, sort_keys=True, default=str)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def _alive(pid: int) -> bool:

@@ -273,7 +273,7 @@ def _fit_and_test(cfg: TrainConfig, budget: Budget, config: Dict[str, Any], max_
     fit_times = [a.get("fit_s") for a in attempts]
     if device != "cpu":  # Lightning's teardown left the module on the CPU: test where it trained
         module.to("cuda")
-    pred = predict_split(module, splits, "test", batch_size=max(budget.batch_size, 64), progress=cfg.progress)
+    pred = predict_split(module, splits, "test", progress=cfg.progress)
     result = {
         "model": cfg.model, "protocol": cfg.protocol, "horizon": cfg.horizon, "budget": cfg.budget,
         "seed": cfg.seed, "split": "test", "windows": int(len(splits.test)),

@@ -13,14 +13,13 @@ a user's own pipeline without the training engine::
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from pathlib import Path
 from typing import Any, Dict, Optional, Union
 
 import torch
 from torch import nn
 
+from .._io import atomic_write
 from .pretrained import PretrainedError, check_overrides, load_weights, sha256
 
 CONFIG, WEIGHTS = "config.json", "weights.pt"
@@ -35,17 +34,6 @@ def model_config(model: nn.Module) -> Dict[str, Any]:
         raise ValueError(f"This {type(model).__name__} carries no zoo configuration (model.config): build it with "
                          f"stgnn_diag.create_model(name, ...) to save it.")
     return cfg
-
-
-def _atomic(path: Path, write) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    os.close(fd)
-    try:
-        write(tmp)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def save_pretrained(model: nn.Module, directory: Union[str, Path], inputs: Optional[Dict] = None,
@@ -70,9 +58,9 @@ def save_pretrained(model: nn.Module, directory: Union[str, Path], inputs: Optio
     d = Path(directory)
     d.mkdir(parents=True, exist_ok=True)
     state = {k: v.detach().cpu().clone() for k, v in model.state_dict().items()}
-    _atomic(d / WEIGHTS, lambda tmp: torch.save(state, tmp))
+    atomic_write(d / WEIGHTS, lambda tmp: torch.save(state, tmp))
     out["sha256"] = sha256(d / WEIGHTS)
-    _atomic(d / CONFIG, lambda tmp: Path(tmp).write_text(json.dumps(out, indent=2) + "\n"))
+    atomic_write(d / CONFIG, lambda tmp: Path(tmp).write_text(json.dumps(out, indent=2) + "\n"))
     return d
 
 

@@ -54,3 +54,27 @@ def test_a_dead_read_out_step_is_found(tmp_path, metr_la_root, capsys):
     assert main(["evaluate", "--model", "last_value", "--steps", "13", "--data-root", str(metr_la_root),
                  "--max-windows", "300", "--no-progress"]) == 2
     assert "outside 1..12" in capsys.readouterr().err
+
+
+def test_predictions_do_not_depend_on_the_scoring_batch(dcrnn_splits):
+    from stgnn_diag.training.budgets import get_budget
+    from stgnn_diag.training.evaluate import predict_split, scoring_batch_size
+    from stgnn_diag.training.module import ForecastModule
+
+    torch.manual_seed(0)
+    module = ForecastModule("tas_attn_none", dict(hidden_size=8, heads=2, n_nodes=207), 54.4, 19.5,
+                            get_budget("cpu-small"), 1, edge_index=dcrnn_splits.edge_index)
+
+    class First:  # the first 70 test windows: two default batches and a partial third
+        def __getitem__(self, i):
+            return dcrnn_splits["test"][i]
+
+        def __len__(self):
+            return 70
+
+    splits = {"test": First()}
+    assert scoring_batch_size("cpu") == 32 and scoring_batch_size(torch.device("cuda", 0)) == 128
+    default = predict_split(module, splits, progress=False)
+    one_by_one = predict_split(module, splits, batch_size=1, progress=False)
+    assert default.shape == (70, 12, 207)
+    np.testing.assert_allclose(default, one_by_one, rtol=1e-5, atol=1e-4)
