@@ -17,6 +17,7 @@ from .aggregate import METRICS, Row, Table, aggregate, build_tables, collect
 from .ordering import ordering_markdown
 from .paper_table import LABEL as PAPER_LABEL
 from .paper_table import paper_rows, paper_rows_markdown
+from .time_to_accuracy import collect_curves, plot_time_to_accuracy
 
 __all__ = ["PROTOCOL_TEXT", "ReportFiles", "budget_text", "plot_diag_variants", "plot_metric_vs_step",
            "report_markdown", "table_markdown", "write_csv", "write_report"]
@@ -343,4 +344,8 @@ def write_report(results_dir: Union[str, Path], out_dir: Optional[Union[str, Pat
         bar = plot_diag_variants(t, out_dir / "plots" / f"{stem}_diag_variants_{metric}.png", metric=metric)
         if bar is not None:
             plots.append(bar)
+    tta = plot_time_to_accuracy(collect_curves(results_dir), out_dir / "plots" / "time_to_accuracy.png",
+                                title=f"Validation MAE at the last step against training time: {results_dir.name}")
+    if tta is not None:
+        plots.append(tta)
     return ReportFiles(md, csv_path, plots, tables, text)

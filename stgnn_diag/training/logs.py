@@ -14,6 +14,8 @@ import shutil
 from pathlib import Path
 from typing import Any, Dict, List
 
+from .._io import write_json
+
 LOGS = "logs"
 #: Per attempt: where and how long it trained (``logs/attempt<k>/attempt.json``).
 ATTEMPT_JSON = "attempt.json"
@@ -34,9 +36,7 @@ def _attempt_index(path: Path) -> int:
 
 def write_attempt(out_dir: Path, attempt: str, info: Dict[str, Any]) -> None:
     """Record one attempt (device, environment, fit seconds, last step) in ``logs/<attempt>/attempt.json``."""
-    folder = Path(out_dir) / LOGS / attempt
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / ATTEMPT_JSON).write_text(json.dumps({"attempt": attempt, **info}, indent=1, default=str))
+    write_json(Path(out_dir) / LOGS / attempt / ATTEMPT_JSON, {"attempt": attempt, **info})
 
 
 def read_attempts(out_dir: Path) -> List[Dict[str, Any]]:

@@ -131,7 +131,8 @@ def test_real_tiny_grid_report(tiny_grid):
         row = next(r for r in t.rows if r.model == m)
         assert rows[m][2].strip("*") == row.metrics["mae@3"].format()
     pngs = sorted((report / "plots").glob("*.png"))
-    assert len(pngs) == 2 and all(p.read_bytes()[:8] == PNG for p in pngs)
+    assert len(pngs) == 3 and all(p.read_bytes()[:8] == PNG for p in pngs)
+    assert (report / "plots" / "time_to_accuracy.png") in pngs  # from the units' real run logs
     assert table_markdown(t).count("| `") == 3
 
 

@@ -1,0 +1,95 @@
+"""Time to accuracy: validation MAE at the horizon's last step against training seconds, per bench unit.
+
+Every training run logs ``train_seconds`` (training time so far, over all its attempts) and
+``val_mae_last`` (masked validation MAE at the last horizon step) at each validation, in its
+``metrics.csv`` (:class:`~stgnn_diag.training.wall_clock.ElapsedTime`). This module reads those curves
+from a results folder and draws them on one axis: the comparison "which model is best after t seconds
+on this machine" that equal steps cannot show.
+"""
+from __future__ import annotations
+
+import csv
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Dict, List, Optional, Union
+
+from .aggregate import collect
+
+#: A run folder's merged per-epoch log (:mod:`stgnn_diag.training.logs`).
+METRICS_CSV = "metrics.csv"
+
+
+@dataclass
+class Curve:
+    """One unit's validation error over training time.
+
+    Attributes:
+        model, seed: the unit's model and seed.
+        seconds: training seconds at each validation ``[V]``.
+        val_mae_last: masked validation MAE (mph) at the horizon's last step, at the same validations ``[V]``.
+        threads: torch threads the unit trained with (None if not recorded).
+    """
+
+    model: str
+    seed: Optional[int]
+    seconds: List[float]
+    val_mae_last: List[float]
+    threads: Optional[int] = None
+
+
+def read_curve(metrics_csv: Union[str, Path]) -> List[tuple]:
+    """``[(train_seconds, val_mae_last), ...]`` from a run's ``metrics.csv``, in training order
+    (rows without both values are skipped)."""
+    points = []
+    with open(metrics_csv) as f:
+        for r in csv.DictReader(f):
+            if r.get("train_seconds") and r.get("val_mae_last"):
+                points.append((float(r["train_seconds"]), float(r["val_mae_last"])))
+    return sorted(points)
+
+
+def collect_curves(results_dir: Union[str, Path]) -> List[Curve]:
+    """The curve of every trained unit of ``results_dir`` that logged one (baselines have none)."""
+    out = []
+    for r in collect(results_dir):
+        if r.get("kind") != "model" or not r.get("run_dir"):
+            continue
+        log = Path(results_dir) / r["unit_id"] / r["run_dir"] / METRICS_CSV
+        if not log.is_file():
+            continue
+        points = read_curve(log)
+        if points:
+            env = r.get("environment") or {}
+            out.append(Curve(r["model"], r.get("seed"), [p[0] for p in points],
+                             [p[1] for p in points], env.get("threads")))
+    return out
+
+
+def plot_time_to_accuracy(curves: List[Curve], path: Union[str, Path], title: str = "") -> Optional[Path]:
+    """One line per unit (one colour per model, seeds alike), validation MAE@last step against training
+    minutes; returns the PNG path, or None without curves."""
+    if not curves:
+        return None
+    from .report import _figure
+
+    fig = _figure(6.4, 4.2)
+    ax = fig.subplots()
+    colours: Dict[str, str] = {}
+    cycle = iter(f"C{i}" for i in range(1000))
+    for c in sorted(curves, key=lambda c: (c.model, c.seed if c.seed is not None else -1)):
+        first = c.model not in colours
+        colour = colours.setdefault(c.model, next(cycle))
+        ax.plot([s / 60 for s in c.seconds], c.val_mae_last, "o-", ms=3, lw=1.1, color=colour,
+                label=c.model if first else None)
+    threads = {c.threads for c in curves}
+    each = f", {threads.pop()} torch thread(s) each" if len(threads) == 1 and None not in threads else ""
+    ax.set_xlabel(f"training time (minutes{each})")
+    ax.set_ylabel("validation MAE at the last step (mph)")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=7)
+    ax.set_title(title or "time to accuracy", fontsize=9)
+    fig.tight_layout()
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path)
+    return path
