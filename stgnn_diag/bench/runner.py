@@ -60,8 +60,10 @@ ERROR_JSON = "error.json"
 RUN_DIR = "run"
 SCHEMA = 1
 
-#: Written into a new results folder: checkpoints are large and not results.
-RESULTS_GITIGNORE = "# written by stgnn-diag bench: checkpoints are not results\n*/run/checkpoints/\n"
+#: Written into a results folder: checkpoints are large and not results; a run's lock file only says
+#: that a process is training it now.
+RESULTS_GITIGNORE = ("# written by stgnn-diag bench: checkpoints and run locks are not results\n"
+                     "*/run/checkpoints/\n*/run/.lock\n")
 
 
 @dataclass
@@ -473,8 +475,10 @@ def run_grid(grid: Union[GridSpec, Iterable[Unit]], results_dir: Union[str, Path
             out.outcomes.append(Outcome(u, "planned", state))
         return out
     results_dir.mkdir(parents=True, exist_ok=True)
-    if not (results_dir / ".gitignore").exists():
-        (results_dir / ".gitignore").write_text(RESULTS_GITIGNORE)
+    ignore = results_dir / ".gitignore"
+    if not ignore.exists() or ignore.read_text().startswith("# written by stgnn-diag bench") \
+            and ignore.read_text() != RESULTS_GITIGNORE:  # ours, from an older version: brought up to date
+        ignore.write_text(RESULTS_GITIGNORE)
     bar = tqdm(units, desc="bench units", unit="unit", disable=not progress, dynamic_ncols=True)
     stop = False
     for i, u in enumerate(bar):

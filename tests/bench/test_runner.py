@@ -61,6 +61,8 @@ def test_every_unit_has_a_complete_result(tiny_grid, metr_la_root):
     a, b = (json.loads((results / f"{m}__dcrnn__h12__{LABEL}{MTAG}__s{s}" / RESULT_JSON).read_text()) for s in SEEDS)
     assert a["metrics"] != b["metrics"]
     assert (results / ".gitignore").read_text().count("*/run/checkpoints/") == 1
+    assert "*/run/.lock" in (results / ".gitignore").read_text()
+    assert not list(results.glob("*/run/.lock"))  # finished runs release their lock
 
 
 def test_rerun_skips_finished_units(tiny_grid, monkeypatch):
@@ -260,3 +262,17 @@ def test_a_36_step_horizon_unit_trains_and_reports_steps_24_and_36(tmp_path, met
                                             for s in (3, 6, 12, 24, 36, "avg")}
     module = load_checkpoint(tmp_path / "r" / units[1].unit_id / RUN_DIR / "checkpoints" / "last.ckpt")
     assert module.model.horizon == 36
+
+
+def test_results_gitignore_is_brought_up_to_date_but_a_users_own_is_kept(tmp_path, monkeypatch):
+    monkeypatch.setattr(runner, "_train", _fake_metrics)
+    old = tmp_path / "old"
+    old.mkdir()
+    (old / ".gitignore").write_text("# written by stgnn-diag bench: checkpoints are not results\n*/run/checkpoints/\n")
+    run_grid(_fake_units(1), old, progress=False, log=lambda s: None)
+    assert (old / ".gitignore").read_text() == runner.RESULTS_GITIGNORE
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / ".gitignore").write_text("*.png\n")
+    run_grid(_fake_units(1), mine, progress=False, log=lambda s: None)
+    assert (mine / ".gitignore").read_text() == "*.png\n"
