@@ -476,9 +476,9 @@ def run_grid(grid: Union[GridSpec, Iterable[Unit]], results_dir: Union[str, Path
         return out
     results_dir.mkdir(parents=True, exist_ok=True)
     ignore = results_dir / ".gitignore"
-    if not ignore.exists() or ignore.read_text().startswith("# written by stgnn-diag bench") \
-            and ignore.read_text() != RESULTS_GITIGNORE:  # ours, from an older version: brought up to date
-        ignore.write_text(RESULTS_GITIGNORE)
+    current = ignore.read_text() if ignore.exists() else ""
+    if current != RESULTS_GITIGNORE and (not current or current.startswith("# written by stgnn-diag bench")):
+        ignore.write_text(RESULTS_GITIGNORE)  # new, or ours from an older version; a user's own file is kept
     bar = tqdm(units, desc="bench units", unit="unit", disable=not progress, dynamic_ncols=True)
     stop = False
     for i, u in enumerate(bar):
