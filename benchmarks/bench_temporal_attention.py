@@ -27,13 +27,12 @@ class MHATemporalAttention(nn.Module):
     def __init__(self, dim, heads, diag="none", diag_p=0.0, diag_penalty=0.0, need_weights=True):
         super().__init__()
         self.mha = nn.MultiheadAttention(dim, heads, batch_first=False)
-        self.diag, self.diag_p, self.need_weights = diag, diag_p, need_weights
-        self.penalty = torch.tensor(diag_penalty)
+        self.diag, self.diag_p, self.diag_penalty, self.need_weights = diag, diag_p, diag_penalty, need_weights
 
     def forward(self, x):
         b, t, n, d = x.shape
         seq = x.permute(1, 0, 2, 3).reshape(t, b * n, d)
-        mask, _ = diagonal_logit_bias(t, self.diag, diag_p=self.diag_p, penalty=self.penalty,
+        mask, _ = diagonal_logit_bias(t, self.diag, diag_p=self.diag_p, diag_penalty=self.diag_penalty,
                                       training=self.training, dtype=x.dtype)
         out, _ = self.mha(seq, seq, seq, attn_mask=mask, need_weights=self.need_weights)
         return x + out.reshape(t, b, n, d).permute(1, 0, 2, 3)

@@ -33,13 +33,13 @@ def set_diagonal_strength(model: nn.Module, param: str, value: float) -> int:
         raise ValueError(f"The model has no TemporalAttention with diag={mode!r} to schedule {param} on.")
     if param == "diag_p" and not 0.0 <= value < 1.0:
         raise ValueError(f"diag_p must be in [0, 1), got {value}.")
-    for m in layers:
+    if param == "diag_penalty" and any(m.learn_penalty for m in layers):
+        raise ValueError("The penalty is learnable (learn_penalty=True); it cannot be scheduled.")
+    for m in layers:  # the regularizer module's own state
         if param == "diag_p":
-            m.diag_p = float(value)
-        elif m.learn_penalty:
-            raise ValueError("The penalty is learnable (learn_penalty=True); it cannot be scheduled.")
+            m.regularizer.p = float(value)
         else:
-            m.penalty.fill_(float(value))
+            m.regularizer.penalty.fill_(float(value))
     return len(layers)
 
 

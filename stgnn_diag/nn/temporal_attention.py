@@ -8,7 +8,8 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from .diagonal import check_diag_args, diagonal_logit_bias
+from .diagonal import regularizer_logit_bias
+from .regularizers import make_regularizer
 from .short_softmax import short_softmax
 from .split_heads import split_heads
 
@@ -32,7 +33,8 @@ class TemporalAttention(nn.Module):
       With ``learn_penalty=True`` it becomes one learnable parameter per head, initialised from
       ``diag_penalty``.
 
-    ``residual=False`` removes the skip connection (variant (a)).
+    ``residual=False`` removes the skip connection (variant (a)). Each regularizer is a module
+    (:attr:`regularizer`, from :mod:`stgnn_diag.nn.regularizers`, chosen by ``diag``) holding its own state.
 
     With ``causal=True`` query i only sees keys j <= i. Combined with a removed diagonal, query 0
     has no admissible key at all; instead of the NaN of a softmax over ``-inf`` its attention
@@ -43,7 +45,7 @@ class TemporalAttention(nn.Module):
     Args:
         dim: channels of the input and output (``d``).
         heads: number of heads; ``dim % heads`` must be 0, head width ``d_k = dim / heads``.
-        diag: ``"none"``, ``"mask"``, ``"dropout"`` or ``"penalty"``.
+        diag: ``"none"``, ``"mask"``, ``"dropout"``, ``"penalty"`` (or any registered regularizer name).
         diag_p: diagonal drop probability for ``"dropout"``, in [0, 1).
         diag_penalty: additive diagonal logit for ``"penalty"``.
         residual: add the input to the output.
@@ -84,31 +86,39 @@ class TemporalAttention(nn.Module):
             raise ValueError(f"dim and heads must be positive integers, got dim={dim!r}, heads={heads!r}.")
         if dim % heads != 0:
             raise ValueError(f"dim ({dim}) must be divisible by heads ({heads}); head width = dim / heads.")
-        check_diag_args(diag, diag_p, diag_penalty)
-        if learn_penalty and diag != "penalty":
-            raise ValueError("learn_penalty=True needs diag='penalty'.")
-        if diag_p and diag != "dropout":
-            raise ValueError(f"diag_p={diag_p} has no effect with diag={diag!r}; use diag='dropout'.")
-        if diag_penalty and diag != "penalty":
-            raise ValueError(f"diag_penalty={diag_penalty} has no effect with diag={diag!r}; use diag='penalty'.")
+        self.regularizer = make_regularizer(diag, diag_p=diag_p, diag_penalty=diag_penalty,
+                                            learn_penalty=learn_penalty, heads=heads)
         if not 0.0 <= dropout < 1.0 or not 0.0 <= out_dropout < 1.0:
             raise ValueError(f"dropout rates must be in [0, 1), got {dropout!r} and {out_dropout!r}.")
         self.dim, self.heads, self.head_dim = dim, heads, dim // heads
-        self.diag, self.diag_p = diag, float(diag_p)
         self.residual, self.causal, self.dropout = residual, causal, float(dropout)
-        self.learn_penalty = learn_penalty
         if backend not in BACKENDS:
             raise ValueError(f"Unknown backend {backend!r}; choose one of {BACKENDS}.")
         self.backend = backend
         self.qkv = nn.Linear(dim, 3 * dim, bias=bias)
         self.out = nn.Linear(dim, dim, bias=bias)
         self.out_dropout = nn.Dropout(out_dropout)
-        if learn_penalty:
-            self.penalty = nn.Parameter(torch.full((heads,), float(diag_penalty)))
-        else:
-            # persistent: a scheduled penalty (see diag_schedule.py) must survive a checkpoint
-            self.register_buffer("penalty", torch.tensor(float(diag_penalty)))
         self.reset_parameters()
+
+    @property
+    def diag(self) -> str:
+        """The regularizer's name (``"mask"``)."""
+        return self.regularizer.name
+
+    @property
+    def learn_penalty(self) -> bool:
+        """Whether the diagonal penalty is a learnable per-head parameter."""
+        return bool(getattr(self.regularizer, "learnable", False))
+
+    def _load_from_state_dict(self, state_dict, prefix, *args, **kwargs):
+        # checkpoints written before the regularizers were modules hold ``<prefix>penalty`` in every layer;
+        # it is the penalty regularizer's state, and nothing in the other modes
+        old, new = prefix + "penalty", prefix + "regularizer.penalty"
+        if old in state_dict:
+            value = state_dict.pop(old)
+            if self.diag == "penalty":
+                state_dict.setdefault(new, value)
+        super()._load_from_state_dict(state_dict, prefix, *args, **kwargs)
 
     def reset_parameters(self) -> None:
         nn.init.xavier_uniform_(self.qkv.weight)
@@ -126,11 +136,7 @@ class TemporalAttention(nn.Module):
 
         In ``"dropout"`` mode during training each call draws a new diagonal drop pattern.
         """
-        return diagonal_logit_bias(
-            t, self.diag, diag_p=self.diag_p,
-            penalty=self.penalty if self.diag == "penalty" else None,
-            causal=self.causal, training=self.training, device=device, dtype=dtype,
-        )
+        return regularizer_logit_bias(self.regularizer, t, causal=self.causal, device=device, dtype=dtype)
 
     def project_qkv(self, x: Tensor) -> Tuple[Tensor, Tensor, Tensor]:
         """Queries, keys and values ``[batch, nodes, heads, time, head_dim]`` from ``x [b, t, n, d]``."""
@@ -195,9 +201,4 @@ class TemporalAttention(nn.Module):
         return (y, attn) if return_attention else y
 
     def extra_repr(self) -> str:
-        s = f"{self.dim}, heads={self.heads}, diag={self.diag!r}"
-        if self.diag == "dropout":
-            s += f", diag_p={self.diag_p}"
-        if self.diag == "penalty":
-            s += f", diag_penalty={self.penalty.detach().tolist()}" + (", learnable" if self.learn_penalty else "")
-        return s + f", residual={self.residual}, causal={self.causal}"
+        return f"{self.dim}, heads={self.heads}, diag={self.diag!r}, residual={self.residual}, causal={self.causal}"

@@ -25,11 +25,11 @@ def test_apply_changes_the_layers_and_their_output():
     y0 = model(x, ei)
     sched = DiagonalSchedule("diag_penalty", -0.05, -3.0, 2)
     assert sched.apply(model, 2) == -3.0
-    assert all(float(m.penalty) == -3.0 for m in attention_layers(model))
+    assert all(float(m.regularizer.penalty) == -3.0 for m in attention_layers(model))
     assert not torch.allclose(model(x, ei), y0)
     drop = stgnn_diag.create_model("tas_attn_dropout", **NO_COV)
     assert set_diagonal_strength(drop, "diag_p", 0.25) == drop.n_layers == 2
-    assert all(m.diag_p == 0.25 for m in attention_layers(drop))
+    assert all(m.regularizer.p == 0.25 for m in attention_layers(drop))
 
 
 def test_bad_schedules():

@@ -16,7 +16,8 @@ def reference(layer: TemporalAttention, x: torch.Tensor, drop=None):
     xn = x.detach().double().numpy()
     wqkv, bqkv = layer.qkv.weight.detach().double().numpy(), layer.qkv.bias.detach().double().numpy()
     wo, bo = layer.out.weight.detach().double().numpy(), layer.out.bias.detach().double().numpy()
-    pen = layer.penalty.detach().double().numpy() * np.ones(H)
+    pen = (layer.regularizer.penalty.detach().double().numpy() * np.ones(H) if layer.diag == "penalty"
+           else np.zeros(H))
     dk = D // H
     b_, t_, n_, _ = xn.shape
     y = np.zeros_like(xn)
@@ -127,16 +128,16 @@ def test_dropout_train_fast_path_matches_reference_with_same_draw(backend):
 def test_learnable_penalty_per_head_gets_gradients_and_matches_reference():
     torch.manual_seed(4)
     layer = TemporalAttention(D, H, diag="penalty", diag_penalty=-0.05, learn_penalty=True).double()
-    assert isinstance(layer.penalty, torch.nn.Parameter) and layer.penalty.shape == (H,)
-    torch.testing.assert_close(layer.penalty.detach(), torch.full((H,), -0.05, dtype=torch.float64))
+    assert isinstance(layer.regularizer.penalty, torch.nn.Parameter) and layer.regularizer.penalty.shape == (H,)
+    torch.testing.assert_close(layer.regularizer.penalty.detach(), torch.full((H,), -0.05, dtype=torch.float64))
     with torch.no_grad():
-        layer.penalty.copy_(torch.tensor([-2.0, 1.5]))
+        layer.regularizer.penalty.copy_(torch.tensor([-2.0, 1.5]))
     x = torch.randn(B, T, N, D, dtype=torch.float64)
     y = layer(x)
     y_ref, _ = reference(layer, x)
     np.testing.assert_allclose(y.detach().numpy(), y_ref, atol=1e-10)
     y.square().sum().backward()
-    assert layer.penalty.grad is not None and torch.all(layer.penalty.grad != 0)
+    assert layer.regularizer.penalty.grad is not None and torch.all(layer.regularizer.penalty.grad != 0)
 
 
 @pytest.mark.parametrize("mode,kw", MODES)

@@ -33,7 +33,7 @@ def test_paths_sum_to_the_autograd_jacobian(mode, kw, causal, residual):
 def test_subset_of_rows_and_learned_penalty():
     lay = layer("penalty", diag_penalty=-0.3, learn_penalty=True)
     with torch.no_grad():
-        lay.penalty.copy_(torch.tensor([-1.0, 0.5]))
+        lay.regularizer.penalty.copy_(torch.tensor([-1.0, 0.5]))
     x = torch.randn(5, 8, dtype=torch.float64)
     dec = attention_paths(lay, x, rows=[3, 1])
     torch.testing.assert_close(dec.total, autograd_blocks(lay, x)[[3, 1]], rtol=1e-10, atol=1e-12)

@@ -262,7 +262,7 @@ def test_diagonal_schedule_is_applied_per_epoch_and_saved(tmp_path, metr_la_root
     train(tiny_cfg(tmp_path, metr_la_root, diag_schedule="diag_penalty:0:-2:1"))
     module = load_checkpoint(tmp_path / "run" / "checkpoints" / "last.ckpt")
     from stgnn_diag.nn import attention_layers
-    assert all(float(m.penalty) == -2.0 for m in attention_layers(module.model))  # epoch 1 -> end value
+    assert all(float(m.regularizer.penalty) == -2.0 for m in attention_layers(module.model))  # epoch 1 -> end value
     log = (tmp_path / "run" / "metrics.csv").read_text()
     assert "diag_penalty" in log
     with pytest.raises(ValueError, match="no TemporalAttention with diag='dropout'"):
