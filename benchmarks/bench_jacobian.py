@@ -31,7 +31,7 @@ import time
 import torch
 
 import stgnn_diag
-from stgnn_diag.sensitivity import StructuredJacobian, metr_la_window, spatiotemporal_jacobian
+from stgnn_diag.sensitivity import StructuredJacobian, dataset_window, spatiotemporal_jacobian
 
 
 class PeakRSS:
@@ -111,7 +111,7 @@ def _measure(which: str, name: str, hidden: int, window: int, data_root, threads
     allocated during the timed call (``PeakCUDA``)."""
     torch.set_num_threads(threads)
     dev = torch.device(device)
-    w = metr_la_window(window, "test", root=data_root)
+    w = dataset_window(window, "test", root=data_root)
     x, ei, ew = w.x.to(dev), w.edge_index.to(dev), w.edge_weight.to(dev)
     torch.manual_seed(0)
     model = stgnn_diag.create_model(name, n_nodes=w.n_nodes, hidden_size=hidden).eval().to(dev)
@@ -163,7 +163,7 @@ def main(argv=None):
     p.add_argument("--data-root")
     args = p.parse_args(argv)
     torch.set_num_threads(args.threads)
-    w = metr_la_window(args.window, "test", root=args.data_root)
+    w = dataset_window(args.window, "test", root=args.data_root)
     x, ei, ew = w.x, w.edge_index, w.edge_weight
     where = (f"{args.threads} thread(s)" if args.device == "cpu"
              else f"{torch.cuda.get_device_name(torch.device(args.device))}")

@@ -26,15 +26,17 @@ def _models(args) -> int:
 
 
 def _train(args) -> int:
-    from .training import TrainConfig, evaluate, train
-
     from .bench.grid import parse_key_values
+    from .datasets import DEFAULT_DATASET, check_dataset_name
+    from .training import TrainConfig, evaluate, train
 
     overrides = parse_key_values(args.set)
     if args.hidden_size is not None:
         overrides["hidden_size"] = args.hidden_size
-    out = args.out or f"runs/{args.model}-{args.protocol}-h{args.horizon}-{args.budget}-s{args.seed}"
-    cfg = TrainConfig(model=args.model, out=out, protocol=args.protocol, horizon=args.horizon, window=args.window,
+    dataset = check_dataset_name(args.dataset or DEFAULT_DATASET)
+    where = "" if dataset == DEFAULT_DATASET else f"{dataset}-"
+    out = args.out or f"runs/{args.model}-{where}{args.protocol}-h{args.horizon}-{args.budget}-s{args.seed}"
+    cfg = TrainConfig(model=args.model, out=out, dataset=dataset, protocol=args.protocol, horizon=args.horizon, window=args.window,
                       budget=args.budget, seed=args.seed, covariates=args.covariates, data_root=args.data_root,
                       model_overrides=overrides or None, max_windows=args.max_windows,
                       max_epochs=args.max_epochs, batch_size=args.batch_size,
@@ -49,12 +51,12 @@ def _train(args) -> int:
     rows = [result]
     if not args.no_baselines:
         for b in ("last_value", "last_value_ffill", "historical_average"):
-            rows.append(evaluate(b, data_root=args.data_root, protocol=args.protocol, horizon=args.horizon,
+            rows.append(evaluate(b, data_root=args.data_root, dataset=dataset, protocol=args.protocol, horizon=args.horizon,
                                  window=args.window, max_windows=args.max_windows, progress=False))
     print(f"\nrun folder: {out}  (metrics.json, metrics.csv, loss_curve.png, checkpoints/)")
     length = (f", --max-time {args.max_time}: {result['global_steps']} steps (repeat with --max-steps "
               f"{result['schedule_steps']})") if args.max_time else ""
-    print(f"test set, protocol {args.protocol}, horizon {args.horizon}, budget {args.budget}{length}, "
+    print(f"test set of {dataset}, protocol {args.protocol}, horizon {args.horizon}, budget {args.budget}{length}, "
           f"trained {result['train_time_s']} s:\n")
     from .tables import format_metrics_table
 
@@ -67,7 +69,8 @@ def _evaluate(args) -> int:
     from .training import evaluate
 
     steps = _parse_steps(args.steps)
-    result = evaluate(args.model, args.checkpoint, data_root=args.data_root, protocol=args.protocol,
+    result = evaluate(args.model, args.checkpoint, data_root=args.data_root, dataset=args.dataset,
+                      protocol=args.protocol,
                       horizon=args.horizon, split=args.split, max_windows=args.max_windows,
                       progress=not args.no_progress, steps=steps, pretrained=args.pretrained or False,
                       save_predictions=args.save_predictions)
@@ -83,7 +86,8 @@ def _evaluate(args) -> int:
     if args.json:
         from .training.run_dir import write_json
 
-        write_json(Path(args.json), {**result["metrics"], "model": result["model"], "protocol": result["protocol"],
+        write_json(Path(args.json), {**result["metrics"], "model": result["model"], "dataset": result["dataset"],
+                                     "protocol": result["protocol"],
                                      "horizon": result["horizon"], "split": result["split"],
                                      "constant_steps": result["constant_steps"]})
         print(f"wrote {args.json}")
@@ -102,8 +106,10 @@ def _parse_steps(values):
         raise ValueError(f"--steps takes 'all' or step numbers, not {' '.join(values)!r}") from None
 
 
-def _add_data_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--data-root", help="folder holding metr_la/ (default: $STGNN_DIAG_DATA, then datasets/)")
+def _add_data_args(p: argparse.ArgumentParser, dataset_default: str = "metr_la") -> None:
+    p.add_argument("--dataset", help=f"registered data set: metr_la, pems_bay, ... (default: {dataset_default})")
+    p.add_argument("--data-root", help="folder holding the data set folders, e.g. metr_la/ (default: "
+                   "$STGNN_DIAG_DATA, then datasets/)")
     p.add_argument("--max-windows", type=int, help="keep at most this many windows per split (smoke runs)")
     p.add_argument("--no-progress", action="store_true", help="no progress bars")
 
@@ -119,7 +125,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("pattern", nargs="?", help="shell-style filter, e.g. 'tts_*'")
     p.set_defaults(func=_models)
 
-    p = sub.add_parser("train", help="train a zoo model on METR-LA, test it, compare with the baselines",
+    p = sub.add_parser("train", help="train a zoo model on a data set, test it, compare with the baselines",
                        formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     p.add_argument("--model", required=True, help="zoo name (see `stgnn-diag models`)")
     p.add_argument("--budget", default="cpu-small", help="preset: cpu-small (smoke test, <= 10 min on 2 cores), "
@@ -129,7 +135,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--window", type=int, default=12, help="input steps")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--covariates", default="auto", help="none, tod, tod_dow, or auto (the entry's choice)")
-    p.add_argument("--out", help="run folder (default runs/<model>-<protocol>-h<H>-<budget>-s<seed>)")
+    p.add_argument("--out", help="run folder (default runs/<model>-[<dataset>-]<protocol>-h<H>-<budget>-s<seed>)")
     p.add_argument("--resume", action="store_true", help="continue the run in --out from its last checkpoint")
     p.add_argument("--overwrite", action="store_true", help="start over in an --out that holds a run")
     add_budget_arguments(p)
@@ -163,7 +169,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", help="write the metrics (mae@3, rmse@12, mape@6, mae@avg, ...) to this file")
     p.add_argument("--steps", nargs="+", metavar="STEP", help="1-based steps to score (default: 3 6 12 [24 36]); "
                    "'all': every step, one row each (finds a step the model predicts as a constant)")
-    _add_data_args(p)
+    _add_data_args(p, dataset_default="the checkpoint's, else metr_la")
     p.set_defaults(func=_evaluate)
 
     from .bench import cli as bench_cli

@@ -17,10 +17,9 @@ SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 
 
 def _has_metr_la(root: Path) -> bool:
-    from stgnn_diag.datasets.files import is_complete
-    from stgnn_diag.datasets.root import dataset_dir
+    from stgnn_diag.datasets import MetrLA, dataset_dir
 
-    return is_complete(dataset_dir(root))
+    return MetrLA.layout.is_complete(dataset_dir(root))
 
 
 @pytest.fixture(scope="session")

@@ -15,7 +15,9 @@ from typing import Any, Dict, Iterable, List, Optional, Sequence, Set, Tuple, Un
 
 import numpy as np
 
+from ..datasets.registry import DEFAULT_DATASET
 from ..metrics import default_steps
+from .grid import result_settings
 from .runner import RESULT_JSON, load_result
 
 __all__ = ["AggregationError", "METRICS", "Row", "Stat", "Table", "aggregate", "build_tables", "collect",
@@ -73,6 +75,7 @@ class Row:
 
     model: str
     kind: str
+    dataset: str
     protocol: str
     horizon: int
     window: int
@@ -106,7 +109,7 @@ class Row:
 
 @dataclass
 class Table:
-    """Rows sharing protocol, horizon, window and budget label (one markdown table)."""
+    """Rows sharing data set, protocol, horizon, window and budget label (one markdown table)."""
 
     protocol: str
     horizon: int
@@ -114,14 +117,22 @@ class Table:
     budget: str
     budget_label: str
     rows: List[Row] = field(default_factory=list)
+    dataset: str = DEFAULT_DATASET
+
+    @property
+    def dataset_name(self) -> str:
+        """The data set's display name (``"METR-LA"``); the registry key if it is not registered here."""
+        from ..datasets.registry import display_name
+
+        return display_name(self.dataset)
 
     @property
     def columns(self) -> List[str]:
         return metric_columns(self.horizon)
 
     @property
-    def key(self) -> Tuple[str, int, int, str]:
-        return (self.protocol, self.horizon, self.window, self.budget_label)
+    def key(self) -> Tuple[str, str, int, int, str]:
+        return (self.dataset, self.protocol, self.horizon, self.window, self.budget_label)
 
     @property
     def cpu_budget(self) -> bool:
@@ -201,18 +212,23 @@ def _order(model: str, kind: str) -> tuple:
 
 
 def _settings_without_seed(r: Dict[str, Any]) -> Dict[str, Any]:
-    return {k: v for k, v in r.get("settings", {}).items() if k != "seed"}
+    return {k: v for k, v in (result_settings(r) or {}).items() if k != "seed"}
+
+
+def _dataset(r: Dict[str, Any]) -> str:
+    return r.get("dataset", DEFAULT_DATASET)  # results written before the data set axis: the default one
 
 
 def aggregate(results: Iterable[Dict[str, Any]]) -> List[Row]:
-    """One :class:`Row` per (model, protocol, horizon, window, budget label), seeds aggregated.
+    """One :class:`Row` per (model, data set, protocol, horizon, window, budget label), seeds aggregated.
 
     Raises:
         AggregationError: one seed twice in a group, or results with different settings in a group.
     """
     groups: Dict[tuple, List[Dict[str, Any]]] = {}
     for r in results:
-        key = (r["model"], r["protocol"], int(r["horizon"]), int(r.get("window", 12)), r["budget_label"])
+        key = (r["model"], r["protocol"], int(r["horizon"]), int(r.get("window", 12)), r["budget_label"],
+               _dataset(r))
         groups.setdefault(key, []).append(r)
     rows = []
     for key, rs in groups.items():
@@ -244,7 +260,7 @@ def aggregate(results: Iterable[Dict[str, Any]]) -> List[Row]:
                 if (r.get("peak_memory") or {}).get("cuda_max_allocated_mb") is not None]
         params = {r.get("parameters") for r in rs}
         rows.append(Row(
-            model=key[0], kind=rs[0]["kind"], protocol=key[1], horizon=key[2], window=key[3], budget=rs[0]["budget"],
+            model=key[0], kind=rs[0]["kind"], dataset=key[5], protocol=key[1], horizon=key[2], window=key[3], budget=rs[0]["budget"],
             budget_label=key[4], cpu_budget=bool(rs[0]["cpu_budget"]),
             full_budget=all(bool(r.get("full_budget")) for r in rs), seeds=seeds,
             metrics={c: summarize([r["metrics"][c] for r in rs]) for c in cols}, windows=int(rs[0]["windows"]),
@@ -260,21 +276,21 @@ def aggregate(results: Iterable[Dict[str, Any]]) -> List[Row]:
             git_commits=sorted({str(e.get("git_commit"))[:10] for e in _environments(rs) if e.get("git_commit")}),
             git_dirty=any(e.get("git_dirty") for e in _environments(rs)), unit_ids=[r["unit_id"] for r in rs],
             reused_from=[str(Path(r["reused_from"]).parent) for r in rs if r.get("reused_from")]))
-    rows.sort(key=lambda r: (r.protocol, r.horizon, r.window, r.budget_label, _order(r.model, r.kind)))
+    rows.sort(key=lambda r: (r.dataset, r.protocol, r.horizon, r.window, r.budget_label, _order(r.model, r.kind)))
     return rows
 
 
 def build_tables(rows: Iterable[Row]) -> List[Table]:
-    """Group rows into tables of one (protocol, horizon, window, budget label) each.
+    """Group rows into tables of one (data set, protocol, horizon, window, budget label) each.
 
     Raises:
         AggregationError: rows of one table tested on different numbers of windows.
     """
     tables: Dict[tuple, Table] = {}
     for r in rows:
-        key = (r.protocol, r.horizon, r.window, r.budget_label)
+        key = (r.dataset, r.protocol, r.horizon, r.window, r.budget_label)
         if key not in tables:
-            tables[key] = Table(r.protocol, r.horizon, r.window, r.budget, r.budget_label)
+            tables[key] = Table(r.protocol, r.horizon, r.window, r.budget, r.budget_label, dataset=r.dataset)
         tables[key].rows.append(r)
     for t in tables.values():
         windows = {r.windows for r in t.rows}

@@ -34,18 +34,21 @@ Exit status: 0 all units done, 1 some failed (error.json in their folders), 130 
 def add_parser(subparsers) -> argparse.ArgumentParser:
     """Register the ``bench`` sub-command on an ``argparse`` sub-parsers object; returns its parser."""
     p = subparsers.add_parser(
-        "bench", help="run a resumable grid (models x seeds x budgets x protocols x horizons), write tables",
+        "bench", help="run a resumable grid (models x seeds x budgets x data sets x protocols x horizons), "
+                      "write tables",
         description="Run a grid of training / baseline units, each resumable and stored as "
                     "<results>/<unit id>/result.json, then write report.md, results.csv and plots.",
         epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     g = p.add_argument_group("grid")
-    g.add_argument("--grid", metavar="FILE.json", help="grid as JSON (keys: models, seeds, budgets, protocols, "
-                   "horizons, window, overrides, model_overrides); command-line values replace its keys")
+    g.add_argument("--grid", metavar="FILE.json", help="grid as JSON (keys: models, seeds, budgets, datasets, "
+                   "protocols, horizons, window, overrides, model_overrides); command-line values replace its keys")
     g.add_argument("--models", nargs="+", metavar="NAME", help="zoo names, shell patterns ('tas_attn_*', "
                    "'tsl:*') and baselines (last_value, last_value_ffill, historical_average)")
     g.add_argument("--seeds", nargs="+", type=int, metavar="S", help="training seeds (default 0)")
     g.add_argument("--budgets", nargs="+", metavar="B",
                    help="budget presets: cpu-small, cpu-15min, paper (default cpu-small)")
+    g.add_argument("--datasets", nargs="+", metavar="D", help="registered data sets: metr_la, pems_bay, ... "
+                   "(default metr_la)")
     g.add_argument("--protocols", nargs="+", metavar="P", help="dcrnn and / or paper (default dcrnn)")
     g.add_argument("--horizons", nargs="+", type=int, metavar="H", help="predicted steps (default 12)")
     g.add_argument("--window", type=int, help="input steps (default 12)")
@@ -69,7 +72,8 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     r.add_argument("--fail-fast", action="store_true", help="stop at the first failed unit")
     r.add_argument("--accelerator", default="cpu", help="Lightning accelerator: cpu, gpu, auto (one device per "
                    "unit; for multi-GPU DDP training use `stgnn-diag train --strategy ddp`)")
-    r.add_argument("--data-root", help="folder holding metr_la/ (default: $STGNN_DIAG_DATA, then datasets/)")
+    r.add_argument("--data-root", help="folder holding the data set folders, e.g. metr_la/ (default: "
+                   "$STGNN_DIAG_DATA, then datasets/)")
     r.add_argument("--no-progress", action="store_true", help="no progress bars")
     rep = p.add_argument_group("report")
     rep.add_argument("--report-dir", help="where report.md, results.csv, plots/ go (default <results>/report)")
@@ -84,7 +88,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 def grid_from_args(args: argparse.Namespace) -> GridSpec:
     """The grid of ``--grid`` (if any) with the command-line values laid over it."""
     base: Dict[str, Any] = GridSpec.read_json(args.grid) if args.grid else {}
-    for key in ("models", "seeds", "budgets", "protocols", "horizons", "window"):
+    for key in ("models", "seeds", "budgets", "datasets", "protocols", "horizons", "window"):
         value = getattr(args, key)
         if value is not None:
             base[key] = value

@@ -1,4 +1,4 @@
-"""A benchmark grid: models x seeds x budgets x protocols x horizons, expanded into units.
+"""A benchmark grid: models x seeds x budgets x data sets x protocols x horizons, expanded into units.
 
 A grid is given as a Python dict, a JSON file or command-line arguments (no YAML)::
 
@@ -6,6 +6,7 @@ A grid is given as a Python dict, a JSON file or command-line arguments (no YAML
       "models": ["tas_attn_*", "tts_attn_*", "historical_average"],   # names, shell patterns, baselines
       "seeds": [0, 1, 2],
       "budgets": ["cpu-small"],
+      "datasets": ["metr_la"],                                      # registered data sets (default: metr_la)
       "protocols": ["dcrnn"],
       "horizons": [12],
       "window": 12,
@@ -15,13 +16,14 @@ A grid is given as a Python dict, a JSON file or command-line arguments (no YAML
 
 Model patterns are expanded with :func:`stgnn_diag.list_models` (so ``tsl:*`` and ``pygt:*`` work);
 names in :data:`stgnn_diag.baselines.BASELINES` are baselines: they are evaluated, not trained, and
-being deterministic they get one unit per (protocol, horizon, budget) instead of one per seed.
+being deterministic they get one unit per (data set, protocol, horizon, budget) instead of one per seed.
 
 Every unit has an id naming its folder in the results directory::
 
     tts_attn_penalty__dcrnn__h12__cpu-small__s0          a trained model, seed 0
     historical_average__dcrnn__h12__cpu-small            a baseline
     tts_attn_none__dcrnn__h12__cpu-small+e1-tb2-w300__s1 a reduced budget (overrides in the label)
+    tts_attn_none__pems_bay__dcrnn__h12__cpu-small__s0   another data set than the default one
 
 The budget part of the id is the *budget label*: the preset name, plus the overrides when there are
 any, so results of different effective budgets never share a label (and are never averaged together).
@@ -35,6 +37,8 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
+
+from ..datasets.registry import DEFAULT_DATASET
 
 __all__ = ["BUDGET_OVERRIDE_KEYS", "GridError", "GridSpec", "Unit", "budget_label", "expand_models",
            "is_cpu_budget", "model_slug"]
@@ -88,6 +92,7 @@ class Unit:
         seed: training seed (``None`` for a baseline).
         overrides: budget / evaluation overrides shared by the grid (``max_epochs``, ``max_windows``...).
         model_overrides: zoo overrides for this model (``hidden_size``...), ``{}`` for none.
+        dataset: registered data set name (:func:`stgnn_diag.datasets.list_datasets`).
     """
 
     model: str
@@ -99,6 +104,7 @@ class Unit:
     seed: Optional[int]
     overrides: Tuple[Tuple[str, Any], ...] = ()
     model_overrides: Tuple[Tuple[str, Any], ...] = ()
+    dataset: str = DEFAULT_DATASET
 
     @property
     def budget_label(self) -> str:
@@ -107,10 +113,14 @@ class Unit:
 
     @property
     def unit_id(self) -> str:
-        """Folder name: ``<model>__<protocol>__h<H>__<budget label>[__m<hash>][__s<seed>]``; ``m<hash>``: the
-        first 8 hex digits of the sha1 of the model overrides (JSON, sorted keys), so two units that differ
+        """Folder name: ``<model>__[<dataset>__]<protocol>__h<H>__<budget label>[__m<hash>][__s<seed>]``; the
+        data set is named unless it is the default (:data:`~stgnn_diag.datasets.DEFAULT_DATASET`); ``m<hash>``:
+        the first 8 hex digits of the sha1 of the model overrides (JSON, sorted keys), so two units that differ
         only in them never share a folder."""
-        parts = [model_slug(self.model), self.protocol, f"h{self.horizon}"]
+        parts = [model_slug(self.model)]
+        if self.dataset != DEFAULT_DATASET:
+            parts.append(self.dataset)
+        parts += [self.protocol, f"h{self.horizon}"]
         if self.window != 12:
             parts.append(f"w{self.window}")
         parts.append(self.budget_label)
@@ -123,7 +133,8 @@ class Unit:
 
     def settings(self) -> Dict[str, Any]:
         """What must match for a stored result to count as this unit's (and for results to be averaged)."""
-        return {"model": self.model, "kind": self.kind, "protocol": self.protocol, "horizon": self.horizon,
+        return {"model": self.model, "kind": self.kind, "dataset": self.dataset, "protocol": self.protocol,
+                "horizon": self.horizon,
                 "window": self.window, "budget": self.budget, "overrides": dict(self.overrides),
                 "model_overrides": dict(self.model_overrides), "seed": self.seed}
 
@@ -136,7 +147,15 @@ class Unit:
         return cls(model=d["model"], kind=d["kind"], protocol=d["protocol"], horizon=int(d["horizon"]),
                    window=int(d["window"]), budget=d["budget"], seed=d["seed"],
                    overrides=tuple(sorted(d.get("overrides", {}).items())),
-                   model_overrides=tuple(sorted(d.get("model_overrides", {}).items())))
+                   model_overrides=tuple(sorted(d.get("model_overrides", {}).items())),
+                   dataset=d.get("dataset", DEFAULT_DATASET))
+
+
+def result_settings(result: Mapping[str, Any]) -> Optional[Dict[str, Any]]:
+    """A stored result's unit settings (:meth:`Unit.settings`); results written before the data set axis
+    were runs on the default data set."""
+    have = result.get("settings")
+    return None if have is None else {"dataset": DEFAULT_DATASET, **have}
 
 
 def _is_pattern(name: str) -> bool:
@@ -226,6 +245,7 @@ class GridSpec:
         seeds: training seeds (baselines ignore them).
         budgets: budget presets (``cpu-small``, ``paper``).
         protocols: ``dcrnn`` and / or ``paper``.
+        datasets: registered data set names (default: the default data set).
         horizons: predicted steps (12, 36).
         window: input steps.
         overrides: budget / evaluation overrides for every unit; keys in :data:`BUDGET_OVERRIDE_KEYS`.
@@ -236,6 +256,7 @@ class GridSpec:
     seeds: List[int] = field(default_factory=lambda: [0])
     budgets: List[str] = field(default_factory=lambda: ["cpu-small"])
     protocols: List[str] = field(default_factory=lambda: ["dcrnn"])
+    datasets: List[str] = field(default_factory=lambda: [DEFAULT_DATASET])
     horizons: List[int] = field(default_factory=lambda: [12])
     window: int = 12
     overrides: Dict[str, Any] = field(default_factory=dict)
@@ -246,6 +267,7 @@ class GridSpec:
         self.seeds = _int_list("seeds", self.seeds)
         self.budgets = _str_list("budgets", self.budgets)
         self.protocols = _str_list("protocols", self.protocols)
+        self.datasets = _str_list("datasets", self.datasets)
         self.horizons = _int_list("horizons", self.horizons)
         self.window = _int_list("window", self.window)[0]
         self.overrides = {k: v for k, v in dict(self.overrides or {}).items() if v is not None}
@@ -255,7 +277,7 @@ class GridSpec:
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> "GridSpec":
         """From a plain dict (the JSON file's content); unknown keys are an error."""
-        known = {"models", "seeds", "budgets", "protocols", "horizons", "window", "overrides", "model_overrides"}
+        known = {"models", "seeds", "budgets", "protocols", "datasets", "horizons", "window", "overrides", "model_overrides"}
         extra = set(d) - known
         if extra:
             raise GridError(f"Unknown grid keys {sorted(extra)}; valid: {sorted(known)}.")
@@ -285,7 +307,7 @@ class GridSpec:
 
     def to_dict(self) -> Dict[str, Any]:
         return {"models": list(self.models), "seeds": list(self.seeds), "budgets": list(self.budgets),
-                "protocols": list(self.protocols), "horizons": list(self.horizons), "window": self.window,
+                "protocols": list(self.protocols), "datasets": list(self.datasets), "horizons": list(self.horizons), "window": self.window,
                 "overrides": dict(self.overrides), "model_overrides": {k: dict(v) for k, v in
                                                                          self.model_overrides.items()}}
 
@@ -309,6 +331,13 @@ class GridSpec:
                 close = difflib.get_close_matches(p, PROTOCOLS, n=1)
                 hint = f" Did you mean {close[0]!r}?" if close else ""
                 raise GridError(f"Unknown protocol {p!r}; choose from {sorted(PROTOCOLS)}.{hint}")
+        from ..datasets import check_dataset_name
+
+        for d in self.datasets:
+            try:
+                check_dataset_name(d)
+            except ValueError as e:
+                raise GridError(str(e)) from None
         for h in self.horizons:
             if h < 1:
                 raise GridError(f"Horizons must be >= 1, got {h}.")
@@ -343,15 +372,18 @@ class GridSpec:
         models, baselines = self.validate()
         ov = tuple(sorted(self.overrides.items()))
         out: List[Unit] = []
-        for budget in self.budgets:
-            for protocol in self.protocols:
-                for horizon in self.horizons:
-                    for b in baselines:
-                        out.append(Unit(b, "baseline", protocol, horizon, self.window, budget, None, ov))
-                    for seed in self.seeds:
-                        for m in models:
-                            mo = tuple(sorted(self.overrides_for(m).items()))
-                            out.append(Unit(m, "model", protocol, horizon, self.window, budget, seed, ov, mo))
+        for dataset in self.datasets:
+            for budget in self.budgets:
+                for protocol in self.protocols:
+                    for horizon in self.horizons:
+                        for b in baselines:
+                            out.append(Unit(b, "baseline", protocol, horizon, self.window, budget, None, ov,
+                                            dataset=dataset))
+                        for seed in self.seeds:
+                            for m in models:
+                                mo = tuple(sorted(self.overrides_for(m).items()))
+                                out.append(Unit(m, "model", protocol, horizon, self.window, budget, seed, ov, mo,
+                                                dataset=dataset))
         ids = [u.unit_id for u in out]
         dup = sorted({i for i in ids if ids.count(i) > 1})
         if dup:  # e.g. two model names with the same slug

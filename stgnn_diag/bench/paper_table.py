@@ -11,6 +11,8 @@ from typing import Dict, List, Tuple
 __all__ = ["LABEL", "PAPER_ROWS", "PROTOCOL_NOTE", "VARIANT_OF", "paper_rows", "paper_rows_markdown"]
 
 LABEL = "published (ESANN 2026, authors' protocol, full budget)"
+#: The data set of the published table (a registry name).
+DATASET = "metr_la"
 
 PROTOCOL_NOTE = (
     "The published rows were not run here. They use the authors' protocol: the raw timeline split 70/10/20 "

@@ -15,6 +15,7 @@ from typing import Dict, Iterable, List, Optional, Union
 
 from .aggregate import METRICS, Row, Table, aggregate, build_tables, collect
 from .ordering import ordering_markdown
+from .paper_table import DATASET as PAPER_DATASET
 from .paper_table import LABEL as PAPER_LABEL
 from .paper_table import paper_rows, paper_rows_markdown
 from .time_to_accuracy import collect_curves, plot_time_to_accuracy
@@ -80,7 +81,7 @@ def table_markdown(table: Table, *, digits: int = 3, paper: bool = False) -> str
     trained = [r for r in rows if r.kind == "model"]
     ref = trained[0] if trained else rows[0]
     seeds = table.seeds()
-    out = [f"### METR-LA · protocol `{table.protocol}` · horizon {table.horizon}"
+    out = [f"### {table.dataset_name} · protocol `{table.protocol}` · horizon {table.horizon}"
            + (f" · window {table.window}" if table.window != 12 else "") + f" · budget `{table.budget_label}`", ""]
     out.append(f"- **Protocol:** `{table.protocol}` — {PROTOCOL_TEXT.get(table.protocol, table.protocol)}; test "
                f"split, {ref.windows:,} windows; masked metrics (targets equal to 0 left out) at single steps "
@@ -145,7 +146,7 @@ def table_markdown(table: Table, *, digits: int = 3, paper: bool = False) -> str
     order = ordering_markdown(table, digits)
     if order:
         out += ["", order]
-    if paper and table.horizon == 12:
+    if paper and table.horizon == 12 and table.dataset == PAPER_DATASET:
         out += ["", f"**{PAPER_LABEL}** — not run here, shown for reference:", "", paper_rows_markdown(cols)]
     return "\n".join(out)
 
@@ -168,7 +169,7 @@ def write_csv(tables: Iterable[Table], path: Union[str, Path], *, paper: bool = 
     tables = list(tables)
     cols = sorted({c for t in tables for c in t.columns}, key=lambda c: (METRICS.index(c.split("@")[0]),
                                                                          _step_key(c.split("@")[1])))
-    fields = ["source", "protocol", "horizon", "window", "budget", "budget_label", "cpu_budget", "full_budget",
+    fields = ["source", "dataset", "protocol", "horizon", "window", "budget", "budget_label", "cpu_budget", "full_budget",
               "model", "kind", "n", "seeds", *[f"{c}_{s}" for c in cols for s in ("mean", "std")], "windows",
               "parameters", *[f"train_time_s_{k}_{s}" for k in ("cpu", "gpu") for s in ("mean", "std", "n")],
               "peak_rss_mb", "rss_exact",
@@ -181,7 +182,7 @@ def write_csv(tables: Iterable[Table], path: Union[str, Path], *, paper: bool = 
         w.writeheader()
         for t in tables:
             for r in t.rows:
-                line = {"source": "run here", "protocol": r.protocol, "horizon": r.horizon, "window": r.window,
+                line = {"source": "run here", "dataset": r.dataset, "protocol": r.protocol, "horizon": r.horizon, "window": r.window,
                         "budget": r.budget, "budget_label": r.budget_label, "cpu_budget": r.cpu_budget,
                         "full_budget": r.full_budget, "model": r.model, "kind": r.kind, "n": r.n,
                         "seeds": ";".join("" if s is None else str(s) for s in r.seeds), "windows": r.windows,
@@ -200,8 +201,8 @@ def write_csv(tables: Iterable[Table], path: Union[str, Path], *, paper: bool = 
                 w.writerow(line)
         if paper:
             for p in paper_rows():
-                line = {"source": PAPER_LABEL, "protocol": "authors' (raw timeline split)", "horizon": 12,
-                        "window": 12, "budget": "authors' 150 epochs", "full_budget": True, "cpu_budget": False,
+                line = {"source": PAPER_LABEL, "dataset": PAPER_DATASET, "protocol": "authors' (raw timeline split)",
+                        "horizon": 12, "window": 12, "budget": "authors' 150 epochs", "full_budget": True, "cpu_budget": False,
                         "model": p["row"] + " (T&S)", "kind": "published"}
                 for c, (m, s) in p["metrics"].items():
                     line[f"{c}_mean"], line[f"{c}_std"] = m, s
@@ -224,7 +225,7 @@ def _figure(width: float, height: float):
 
 def _subtitle(table: Table) -> str:
     kind = "CPU budget" if table.cpu_budget else ("full budget" if table.full_budget else "reduced budget")
-    return (f"METR-LA, protocol {table.protocol}, horizon {table.horizon}, budget {table.budget_label} ({kind}), "
+    return (f"{table.dataset_name}, protocol {table.protocol}, horizon {table.horizon}, budget {table.budget_label} ({kind}), "
             f"seeds {','.join(map(str, table.seeds())) or '-'}")
 
 

@@ -50,7 +50,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Union
 
-from .grid import GridError, GridSpec, Unit, is_cpu_budget
+from ..datasets.registry import DEFAULT_DATASET
+from .grid import GridError, GridSpec, Unit, is_cpu_budget, result_settings
 
 __all__ = ["ERROR_JSON", "Outcome", "RESULT_JSON", "RUN_DIR", "SCHEMA", "GridRun", "load_result", "machine_info",
            "run_grid", "run_unit", "unit_state"]
@@ -197,7 +198,7 @@ def unit_state(results_dir: Union[str, Path], unit: Unit) -> str:
 
 def _check_stored_settings(unit: Unit, stored: Dict[str, Any], where: Path) -> None:
     want = _roundtrip(unit.settings())
-    have = stored.get("settings")
+    have = result_settings(stored)
     if have != want:
         diff = {k: (have or {}).get(k) for k in want if (have or {}).get(k) != want[k]}
         raise GridError(f"{where} was made with other settings than unit {unit.unit_id} "
@@ -212,9 +213,9 @@ def _check_run_config(unit: Unit, run: Path) -> None:
     path = run / CONFIG_JSON
     if not path.is_file():
         return
-    cfg = json.loads(path.read_text())
+    cfg = {"dataset": DEFAULT_DATASET, **json.loads(path.read_text())}
     ov = dict(unit.overrides)
-    want = {"model": unit.model, "protocol": unit.protocol, "horizon": unit.horizon, "window": unit.window,
+    want = {"model": unit.model, "dataset": unit.dataset, "protocol": unit.protocol, "horizon": unit.horizon, "window": unit.window,
             "budget": unit.budget, "seed": unit.seed, "model_overrides": dict(unit.model_overrides) or None,
             **{k: ov.get(k) for k in ("max_windows", "max_epochs", "batch_size", "limit_train_batches",
                                       "limit_val_batches", "lr", "patience")}}
@@ -230,14 +231,14 @@ _SPLITS_CACHE: Dict[tuple, Any] = {}
 
 
 def _baseline_splits(unit: Unit, data_root, progress: bool):
-    from ..datasets import MetrLA, make_splits
+    from ..datasets import get_dataset, make_splits
 
-    key = (str(data_root), unit.protocol, unit.window, unit.horizon, dict(unit.overrides).get("max_windows"))
+    key = (unit.dataset, str(data_root), unit.protocol, unit.window, unit.horizon, dict(unit.overrides).get("max_windows"))
     if key not in _SPLITS_CACHE:
-        data_key = ("data", str(data_root))
+        data_key = ("data", unit.dataset, str(data_root))
         if data_key not in _SPLITS_CACHE:
             _SPLITS_CACHE.clear()
-            _SPLITS_CACHE[data_key] = MetrLA(data_root, progress=progress)
+            _SPLITS_CACHE[data_key] = get_dataset(unit.dataset, data_root, progress=progress)
         _SPLITS_CACHE[key] = make_splits(_SPLITS_CACHE[data_key], unit.protocol, window=unit.window,
                                          horizon=unit.horizon, max_windows=key[-1])
     return _SPLITS_CACHE[key]
@@ -247,7 +248,7 @@ def _train_config(unit: Unit, out: Path, *, data_root, accelerator, devices, pro
     from ..training import TrainConfig
 
     ov = dict(unit.overrides)
-    return TrainConfig(model=unit.model, out=str(out), protocol=unit.protocol, horizon=unit.horizon,
+    return TrainConfig(model=unit.model, out=str(out), dataset=unit.dataset, protocol=unit.protocol, horizon=unit.horizon,
                        window=unit.window, budget=unit.budget, seed=unit.seed,
                        data_root=str(data_root) if data_root else None,
                        model_overrides=dict(unit.model_overrides) or None, max_windows=ov.get("max_windows"),
@@ -341,7 +342,7 @@ def run_unit(unit: Unit, results_dir: Union[str, Path], *, data_root=None, accel
     budget_resolved = run_part.pop("budget_resolved", None) or budget.to_dict()
     result = {
         "schema": SCHEMA, "unit_id": unit.unit_id, "settings": _roundtrip(unit.settings()),
-        "model": unit.model, "kind": unit.kind, "protocol": unit.protocol, "horizon": unit.horizon,
+        "model": unit.model, "kind": unit.kind, "dataset": unit.dataset, "protocol": unit.protocol, "horizon": unit.horizon,
         "window": unit.window, "budget": unit.budget, "budget_label": unit.budget_label,
         "cpu_budget": is_cpu_budget(unit.budget), "full_budget": not is_cpu_budget(unit.budget) and not ov,
         "overrides": ov, "model_overrides": dict(unit.model_overrides), "seed": unit.seed,
@@ -373,7 +374,7 @@ def find_reusable(unit: Unit, sources: Sequence[Union[str, Path]]) -> Optional[P
     want = _roundtrip(unit.settings())
     for src in sources:
         path = _unit_dir(Path(src), unit) / RESULT_JSON
-        if path.is_file() and load_result(path).get("settings") == want:
+        if path.is_file() and result_settings(load_result(path)) == want:
             return path.parent
     return None
 

@@ -2,25 +2,75 @@
 
 Public API::
 
-    MetrLA(root=None, *, download=True, base_url=None, speed_format="auto", progress=True)
-    resolve_data_root(root=None, *, download=True, base_url=None, progress=True) -> Path
+    get_dataset(name="metr_la", root=None, **kwargs) ; list_datasets() ; register_dataset(cls)
+    MetrLA(root=None, *, download=True, base_url=None, speed_format="auto", progress=True) ; PemsBay(...)
+    SensorDataset, Layout            the base of a data set and its file layout
+    resolve_data_root(root=None, *, dataset="metr_la", download=True, base_url=None, progress=True) -> Path
     make_splits(dataset, protocol="dcrnn", window=12, horizon=12, *, stride=1, max_windows=None) -> Splits
     WindowDataset, Splits, StandardScaler, PROTOCOLS
-    download_metr_la(folder, base_url=None, ...), download_file(url, dest, sha256=None, ...)
-    download_tsl_metr_la(folder, url=TSL_METR_LA_URL, ...), build_from_tsl_archive(zip_path, folder)
+    download_layout(folder, layout, base_url=None, ...), download_file(url, dest, sha256=None, ...)
+    download_tsl_archive(folder, url, layout, archive, ...), build_from_tsl_archive(zip_path, folder, layout, archive)
 """
-from .covariates import EXOG_SIZE, calendar_covariates, day_of_week, time_of_day
-from .download import ChecksumError, DownloadError, download_file, download_metr_la, sha256_file
-from .graph import dense_to_edge_index, distance_matrix, gaussian_kernel_adjacency
-from .metr_la import MetrLA
-from .protocols import PROTOCOLS, Splits, make_splits
-from .root import ENV_ROOT, ENV_URL, dataset_dir, default_data_root, resolve_data_root
-from .scaler import StandardScaler
-from .tsl_archive import TSL_METR_LA_URL, build_from_tsl_archive, download_tsl_metr_la
-from .windows import WindowDataset, window_starts
+from .._lazy import lazy_exports
+
+#: Exported name -> the submodule defining it (imported on first use: the registry's names load without torch).
+_WHERE = {
+    "SensorDataset": "base",
+    "EXOG_SIZE": "covariates",
+    "calendar_covariates": "covariates",
+    "day_of_week": "covariates",
+    "time_of_day": "covariates",
+    "ChecksumError": "download",
+    "DownloadError": "download",
+    "download_file": "download",
+    "download_layout": "download",
+    "sha256_file": "download",
+    "dense_to_edge_index": "graph",
+    "distance_matrix": "graph",
+    "gaussian_kernel_adjacency": "graph",
+    "Layout": "layout",
+    "MetrLA": "metr_la",
+    "PemsBay": "pems_bay",
+    "PROTOCOLS": "protocols",
+    "Splits": "protocols",
+    "make_splits": "protocols",
+    "DEFAULT_DATASET": "registry",
+    "check_dataset_name": "registry",
+    "dataset_class": "registry",
+    "dataset_dir": "registry",
+    "get_dataset": "registry",
+    "list_datasets": "registry",
+    "register_dataset": "registry",
+    "resolve_data_root": "registry",
+    "ENV_ROOT": "root",
+    "ENV_URL": "root",
+    "default_data_root": "root",
+    "StandardScaler": "scaler",
+    "METR_LA_ARCHIVE": "tsl_archive",
+    "PEMS_BAY_ARCHIVE": "tsl_archive",
+    "TSL_METR_LA_URL": "tsl_archive",
+    "TSL_PEMS_BAY_URL": "tsl_archive",
+    "TslArchive": "tsl_archive",
+    "build_from_tsl_archive": "tsl_archive",
+    "download_tsl_archive": "tsl_archive",
+    "WindowDataset": "windows",
+    "window_starts": "windows",
+}
+_SUBMODULES = ("base", "covariates", "download", "files", "graph", "layout", "metr_la", "pems_bay", "protocols",
+               "readers", "registry", "root", "scaler", "tsl_archive", "windows")
+__getattr__, __dir__ = lazy_exports(__name__, _WHERE, _SUBMODULES)
 
 __all__ = [
+    "get_dataset",
+    "list_datasets",
+    "register_dataset",
+    "dataset_class",
+    "check_dataset_name",
+    "DEFAULT_DATASET",
+    "SensorDataset",
+    "Layout",
     "MetrLA",
+    "PemsBay",
     "resolve_data_root",
     "default_data_root",
     "dataset_dir",
@@ -33,13 +83,17 @@ __all__ = [
     "window_starts",
     "StandardScaler",
     "download_file",
-    "download_metr_la",
+    "download_layout",
     "sha256_file",
     "ChecksumError",
     "DownloadError",
+    "TslArchive",
+    "METR_LA_ARCHIVE",
+    "PEMS_BAY_ARCHIVE",
     "TSL_METR_LA_URL",
+    "TSL_PEMS_BAY_URL",
     "build_from_tsl_archive",
-    "download_tsl_metr_la",
+    "download_tsl_archive",
     "dense_to_edge_index",
     "distance_matrix",
     "gaussian_kernel_adjacency",

@@ -1,4 +1,4 @@
-"""Verified, atomic downloads (urllib only) of the METR-LA files.
+"""Verified, atomic downloads (urllib only) of a data set's files.
 
 Every file is streamed into a temporary file in its destination folder, checked against its pinned
 sha256, and only then put in place (:func:`stgnn_diag._io.atomic_write`). On any failure (network
@@ -8,14 +8,16 @@ it was: nothing half-written remains.
 from __future__ import annotations
 
 import hashlib
+import json
 import os
+import time
 import urllib.error
 import urllib.request
 from pathlib import Path
-from typing import Iterable, Optional
+from typing import Dict, Iterable, Optional
 
-from .._io import atomic_write
-from . import files
+from .._io import atomic_write, write_json
+from .layout import Layout
 from .root import ENV_URL, PathLike
 
 _CHUNK = 1 << 20
@@ -111,42 +113,96 @@ def _progress_bar(name: str, total: Optional[int], enabled: bool):
                 disable=not enabled, leave=False)
 
 
-def download_metr_la(
+def download_layout(
     folder: PathLike,
+    layout: Layout,
     base_url: Optional[str] = None,
     *,
-    names: Iterable[str] = files.DOWNLOAD_FILES,
+    names: Optional[Iterable[str]] = None,
     overwrite: bool = False,
     progress: bool = True,
     timeout: float = 60.0,
 ) -> Path:
-    """Download the METR-LA files (DCRNN layout) into ``folder``, each verified against its pin.
+    """Download a data set's files (DCRNN layout) from a mirror into ``folder``.
+
+    A file with a pinned sha256 (``layout.sha256``) is verified against it. A layout with no published
+    digests is trusted on first use: the digests of the first download are recorded in
+    ``<folder>/.sha256.json`` (:func:`record_digests`) and checked on every later load
+    (:func:`check_recorded_digests`).
 
     Args:
-        folder: the METR-LA folder to fill (e.g. ``<root>/metr_la``).
-        base_url: URL of a folder serving ``metr-la.npz`` and ``sensor_graph/...``; defaults to
-            ``$STGNN_DIAG_DATA_URL``.
-        names: relative paths to fetch (default: npz, adj_mx.pkl, sensor ids, locations; add
-            ``"metr-la.h5"`` to fetch the HDF5 copy too).
+        folder: the data set folder to fill (e.g. ``<root>/metr_la``).
+        layout: the data set's files.
+        base_url: URL of a folder serving the layout; defaults to ``$STGNN_DIAG_DATA_URL``.
+        names: relative paths to fetch (default: ``layout.download_files``; add the h5 to fetch it too).
         overwrite: re-download files that are already present and valid.
 
     Returns:
         ``folder`` as a :class:`~pathlib.Path`.
 
     Raises:
-        ValueError: no base URL, or a name without a pinned hash.
+        ValueError: no base URL, or (for a pinned layout) a name without a pinned hash.
         ChecksumError / DownloadError: see :func:`download_file`.
     """
     base_url = base_url or os.environ.get(ENV_URL)
+    names = tuple(layout.download_files if names is None else names)
     if not base_url:
         raise ValueError(
             f"no download source: pass base_url=... or set ${ENV_URL} to a URL serving the DCRNN "
-            f"layout ({', '.join(files.DOWNLOAD_FILES)})")
+            f"layout ({', '.join(layout.download_files)})")
     folder = Path(folder)
+    if layout.sha256:
+        unknown = [rel for rel in names if rel not in layout.sha256]
+        if unknown:
+            raise ValueError(f"no pinned sha256 for {unknown[0]!r}; known files: {sorted(layout.sha256)}")
+    recorded = read_recorded_digests(folder)
+    fetched = []
     for rel in names:
-        if rel not in files.SHA256:
-            raise ValueError(f"no pinned sha256 for {rel!r}; known files: {sorted(files.SHA256)}")
-        url = base_url.rstrip("/") + "/" + rel
-        download_file(url, folder / rel, files.SHA256[rel], overwrite=overwrite, progress=progress,
-                      timeout=timeout)
+        expected = layout.sha256.get(rel) or recorded.get(rel)
+        was_there = (folder / rel).is_file()
+        download_file(base_url.rstrip("/") + "/" + rel, folder / rel, expected, overwrite=overwrite,
+                      progress=progress, timeout=timeout)
+        if not was_there or overwrite:
+            fetched.append(rel)
+    if not layout.sha256:
+        record_digests(folder, fetched, source=base_url)
     return folder
+
+
+#: The digests of files downloaded without a published pin (trust on first use), in the data set folder.
+DIGEST_RECORD = ".sha256.json"
+
+
+def read_recorded_digests(folder: PathLike) -> Dict[str, str]:
+    """The digests recorded at the first download into ``folder`` (relative path -> hex); ``{}`` if none."""
+    path = Path(folder) / DIGEST_RECORD
+    return json.loads(path.read_text()).get("sha256", {}) if path.is_file() else {}
+
+
+def record_digests(folder: PathLike, names: Iterable[str], *, source: str) -> None:
+    """Record the sha256 of ``names`` (relative paths in ``folder``) unless already recorded: later loads
+    check them (:func:`check_recorded_digests`)."""
+    folder = Path(folder)
+    digests = read_recorded_digests(folder)
+    new = {rel: sha256_file(folder / rel) for rel in names if rel not in digests and (folder / rel).is_file()}
+    if not new:
+        return
+    write_json(folder / DIGEST_RECORD, {
+        "sha256": {**digests, **new}, "source": source, "recorded": time.strftime("%Y-%m-%d %H:%M:%S"),
+        "note": "trust on first use: no digest is published for these files; every load checks them"})
+
+
+def check_recorded_digests(folder: PathLike) -> None:
+    """Raise :class:`ChecksumError` if a file recorded at its first download has changed since.
+
+    A file of the record that is absent is not checked (the loader says what is missing)."""
+    folder = Path(folder)
+    for rel, expected in read_recorded_digests(folder).items():
+        path = folder / rel
+        if path.is_file():
+            got = sha256_file(path)
+            if got != expected:
+                raise ChecksumError(
+                    f"{path} changed since its first download: sha256 {got}, recorded {expected} (in "
+                    f"{folder / DIGEST_RECORD}). Replace it with the downloaded file, or delete the record "
+                    f"entry if you changed it on purpose.")

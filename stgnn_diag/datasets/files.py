@@ -11,8 +11,9 @@ The layout below is the one found in ``<root>/metr_la/`` (see ``datasets/README.
 """
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Dict, Optional
+from typing import Dict
+
+from .layout import Layout
 
 #: Name of the dataset folder inside a data root.
 DATASET_DIR = "metr_la"
@@ -32,29 +33,12 @@ SHA256: Dict[str, str] = {
     LOCATIONS: "eb8ea96e07358b45d0e4ba3b89c2673fa20c54af50150249e627389e749ade6f",
 }
 
-#: Files fetched by :func:`stgnn_diag.datasets.download.download_metr_la` (the h5 is optional).
-DOWNLOAD_FILES = (SPEED_NPZ, ADJ_PKL, SENSOR_IDS, LOCATIONS)
+#: METR-LA's layout.
+LAYOUT = Layout(folder=DATASET_DIR, speed_npz=SPEED_NPZ, speed_h5=SPEED_H5, adj_pkl=ADJ_PKL, locations=LOCATIONS,
+                sensor_ids=SENSOR_IDS, sha256=SHA256)
+
+#: Files fetched by :func:`stgnn_diag.datasets.download.download_layout` (the h5 is optional).
+DOWNLOAD_FILES = LAYOUT.download_files
 
 #: Files that must exist besides one speed file (``metr-la.npz`` or ``metr-la.h5``).
-GRAPH_FILES = (ADJ_PKL, SENSOR_IDS, LOCATIONS)
-
-
-def speed_file(folder: Path) -> Optional[Path]:
-    """Return the speed file to read in ``folder``: the npz if present, else the h5, else ``None``."""
-    for name in (SPEED_NPZ, SPEED_H5):
-        if (folder / name).is_file():
-            return folder / name
-    return None
-
-
-def missing_files(folder: Path) -> list:
-    """List the required files (relative paths) that are absent from a METR-LA folder."""
-    folder = Path(folder)
-    missing = [] if speed_file(folder) is not None else [f"{SPEED_NPZ} (or {SPEED_H5})"]
-    missing += [name for name in GRAPH_FILES if not (folder / name).is_file()]
-    return missing
-
-
-def is_complete(folder: Path) -> bool:
-    """Whether ``folder`` holds a speed file and all graph files."""
-    return not missing_files(folder)
+GRAPH_FILES = LAYOUT.graph_files

@@ -1,198 +1,38 @@
-"""The METR-LA traffic-speed dataset (DCRNN layout), loaded into numpy / torch arrays."""
+"""The METR-LA traffic-speed data set (DCRNN layout)."""
 from __future__ import annotations
 
-import warnings
-
 from pathlib import Path
-from typing import List, Optional
-
-import numpy as np
-import torch
-from torch import Tensor
 
 from . import files
-from .covariates import EXOG_SIZE, calendar_covariates, day_of_week, time_of_day
-from .graph import dense_to_edge_index
-from .readers import read_adj_pkl, read_locations, read_sensor_ids, read_speed_h5, read_speed_npz
-from .root import PathLike, dataset_dir, resolve_data_root
+from .base import SensorDataset
+from .registry import register_dataset
 
 
-class MetrLA:
+@register_dataset
+class MetrLA(SensorDataset):
     r"""Traffic speed from 207 loop detectors in Los Angeles, 5-minute steps, March-June 2012.
 
-    Published with DCRNN (Li et al., ICLR 2018). Reads the DCRNN file layout: ``metr-la.npz``
-    (preferred, numpy only) or ``metr-la.h5`` (pandas + PyTables), plus ``sensor_graph/adj_mx.pkl``,
-    ``graph_sensor_ids.txt`` and ``graph_sensor_locations.csv``. The data root is resolved by
-    :func:`stgnn_diag.datasets.resolve_data_root` (argument > ``$STGNN_DIAG_DATA`` > the repository's
-    ``datasets/`` folder > download).
-
-    Edge convention: ``adj[i, j] != 0`` is the edge ``i -> j``; ``edge_index[0]`` holds sources and
-    ``edge_index[1]`` targets (PyG's ``dense_to_sparse``, not tsl's transposing ``adj_to_edge_index``).
-
-    Args:
-        root: data root (folder containing ``metr_la/``) or the ``metr_la`` folder itself.
-        download: download missing files (needs ``base_url`` or ``$STGNN_DIAG_DATA_URL``).
-        base_url: URL of a folder serving the DCRNN layout.
-        speed_format: ``"auto"`` (npz if present, else h5), ``"npz"`` or ``"h5"``.
-        progress: tqdm progress bar while downloading.
-
-    Attributes:
-        speed: ``[time, nodes]`` float32, mph, 0 = missing reading.
-        speed64: ``[time, nodes]`` float64, the stored values (scalers are fit on these so the
-            DCRNN statistics are reproduced to float64 precision).
-        mask: ``[time, nodes]`` bool, ``speed != 0``.
-        timestamps: ``[time]`` datetime64[ns].
-        sensor_ids: list of ``nodes`` str, node order.
-        adj: ``[nodes, nodes]`` float32, DCRNN Gaussian-kernel weights (asymmetric, self-loops 1.0).
-        edge_index: ``[2, E]`` long; edge_weight: ``[E]`` float32.
-        locations: ``[nodes, 2]`` float64 latitude / longitude.
+    Published with DCRNN (Li et al., ICLR 2018). Reads the DCRNN file layout
+    (:mod:`stgnn_diag.datasets.files`): ``metr-la.npz`` (preferred, numpy only) or ``metr-la.h5`` (pandas +
+    PyTables), plus ``sensor_graph/adj_mx.pkl``, ``graph_sensor_ids.txt`` and ``graph_sensor_locations.csv``.
+    Files from a mirror are checked against the pinned sha256 of the data README; without a mirror the
+    public source is tsl's archive (:mod:`stgnn_diag.datasets.tsl_archive`, trust on first use).
+    See :class:`~stgnn_diag.datasets.base.SensorDataset` for the arguments and attributes.
 
     Shapes:
-        METR-LA: time = 34272, nodes = 207, E = 1722 (207 self-loops + 1515 edges).
+        time = 34272, nodes = 207, E = 1722 (207 self-loops + 1515 edges); speed in mph; 8.11 % missing.
     """
 
+    key = "metr_la"
     name = "METR-LA"
-    #: Covariate channels returned by :meth:`covariates`.
-    exog_size = EXOG_SIZE
+    layout = files.LAYOUT
 
-    def __init__(
-        self,
-        root: Optional[PathLike] = None,
-        *,
-        download: bool = True,
-        base_url: Optional[str] = None,
-        speed_format: str = "auto",
-        progress: bool = True,
-    ) -> None:
-        self.root: Path = resolve_data_root(root, download=download, base_url=base_url, progress=progress)
-        self.folder: Path = dataset_dir(self.root)
-        self.speed_path = self._speed_path(speed_format)
-        reader = read_speed_npz if self.speed_path.name == files.SPEED_NPZ else read_speed_h5
-        speed, timestamps, ids = reader(self.speed_path)
-        self._check_speed(speed, timestamps, ids)
-        speed = np.where(np.isnan(speed), 0.0, speed)  # NaN is a missing reading too (said by _check_speed)
+    @classmethod
+    def fetch_public(cls, folder: Path, progress: bool) -> None:
+        # the DCRNN speed file plus raw road distances, from which adj_mx is rebuilt with DCRNN's recipe
+        from . import tsl_archive
 
-        self.speed64: np.ndarray = np.ascontiguousarray(speed, dtype=np.float64)
-        self.speed: np.ndarray = self.speed64.astype(np.float32)
-        self.mask: np.ndarray = self.speed64 != 0
-        self.timestamps: np.ndarray = timestamps
-        self.sensor_ids: List[str] = ids
-        self.adj, self.locations = self._load_graph(ids)
-        self.edge_index, self.edge_weight = dense_to_edge_index(self.adj)
-
-    # ------------------------------------------------------------------ loading
-    def _speed_path(self, speed_format: str) -> Path:
-        choices = {"auto": None, "npz": files.SPEED_NPZ, "h5": files.SPEED_H5}
-        if speed_format not in choices:
-            raise ValueError(f"speed_format must be one of {sorted(choices)}, got {speed_format!r}")
-        if choices[speed_format] is None:
-            path = files.speed_file(self.folder)
-        else:
-            path = self.folder / choices[speed_format]
-        if path is None or not path.is_file():
-            want = choices[speed_format] or f"{files.SPEED_NPZ} or {files.SPEED_H5}"
-            raise FileNotFoundError(f"{want} not found in {self.folder}")
-        return path
-
-    def _check_speed(self, speed: np.ndarray, timestamps: np.ndarray, ids: List[str]) -> None:
-        where = self.speed_path
-        if speed.ndim != 2 or speed.shape[0] < 2 or speed.shape[1] < 1:
-            raise ValueError(f"{where}: speed must be a [time, nodes] matrix, got shape {speed.shape}")
-        if timestamps.shape != (speed.shape[0],):
-            raise ValueError(
-                f"{where}: {timestamps.shape[0]} timestamps for {speed.shape[0]} time steps")
-        if not np.all(np.diff(timestamps) > np.timedelta64(0, "ns")):
-            raise ValueError(f"{where}: timestamps are not strictly increasing")
-        if len(ids) != speed.shape[1]:
-            raise ValueError(f"{where}: {len(ids)} sensor ids for {speed.shape[1]} columns")
-        inf = int(np.isinf(speed).sum())
-        if inf:
-            raise ValueError(f"{where}: {inf} readings are infinite; a corrupt file (the published one has none).")
-        nan = int(np.isnan(speed).sum())
-        if nan:
-            warnings.warn(f"{where}: {nan} readings ({100 * nan / speed.size:.2f} %) are NaN; they are counted as "
-                          f"missing, as the zeros are (the published file has no NaN).", UserWarning, stacklevel=3)
-
-    def _load_graph(self, ids: List[str]):
-        for rel in files.GRAPH_FILES:
-            if not (self.folder / rel).is_file():
-                raise FileNotFoundError(
-                    f"{self.folder / rel} is missing; get the DCRNN sensor_graph files "
-                    f"(see datasets/README.md) or delete the folder and let it download again.")
-        txt_ids = read_sensor_ids(self.folder / files.SENSOR_IDS)
-        pkl_ids, _, adj = read_adj_pkl(self.folder / files.ADJ_PKL)
-        loc_ids, latlon = read_locations(self.folder / files.LOCATIONS)
-        for label, other in ((files.SENSOR_IDS, txt_ids), (files.ADJ_PKL, pkl_ids)):
-            if other != ids:
-                raise ValueError(_id_mismatch(self.speed_path.name, ids, label, other))
-        if loc_ids != ids:
-            if sorted(loc_ids) != sorted(ids):
-                raise ValueError(_id_mismatch(self.speed_path.name, ids, files.LOCATIONS, loc_ids))
-            order = {s: k for k, s in enumerate(loc_ids)}
-            latlon = latlon[[order[s] for s in ids]]
-        return adj, latlon
-
-    # ------------------------------------------------------------------ properties
-    @property
-    def n_nodes(self) -> int:
-        """Number of sensors (207)."""
-        return self.speed.shape[1]
-
-    @property
-    def n_steps(self) -> int:
-        """Number of 5-minute steps (34272)."""
-        return self.speed.shape[0]
-
-    @property
-    def n_edges(self) -> int:
-        """Number of directed edges, self-loops included (1722)."""
-        return int(self.edge_index.size(1))
-
-    @property
-    def missing_rate(self) -> float:
-        """Fraction of zero (missing) readings (0.0811)."""
-        return float(1.0 - self.mask.mean())
-
-    def __len__(self) -> int:
-        return self.n_steps
-
-    def __repr__(self) -> str:
-        return (f"MetrLA(n_steps={self.n_steps}, n_nodes={self.n_nodes}, n_edges={self.n_edges}, "
-                f"root='{self.root}')")
-
-    # ------------------------------------------------------------------ covariates
-    def time_of_day(self) -> np.ndarray:
-        """Time of day in ``[0, 1)``. Shapes: ``[time]`` float64."""
-        return time_of_day(self.timestamps)
-
-    def day_of_week(self) -> np.ndarray:
-        """Day of week, Monday = 0 ... Sunday = 6. Shapes: ``[time]`` int64."""
-        return day_of_week(self.timestamps)
-
-    def covariates(self) -> np.ndarray:
-        """Calendar covariates shared by all nodes.
-
-        Returns:
-            float32 array; channel 0 = time of day in ``[0, 1)``, channels 1..7 = one-hot day of
-            week (Monday first). See :mod:`stgnn_diag.datasets.covariates`.
-
-        Shapes:
-            ``[time, 8]``.
-        """
-        return calendar_covariates(self.timestamps)
-
-    def connectivity(self) -> tuple:
-        """``(edge_index [2, E] long, edge_weight [E] float32)``, edge ``i -> j`` for ``adj[i, j] != 0``."""
-        return self.edge_index, self.edge_weight
-
-    def adj_tensor(self) -> Tensor:
-        """The adjacency as a float32 tensor ``[nodes, nodes]``."""
-        return torch.from_numpy(self.adj)
-
-
-def _id_mismatch(name: str, ids: List[str], other_name: str, other: List[str]) -> str:
-    n = min(len(ids), len(other))
-    first = next((k for k in range(n) if ids[k] != other[k]), n)
-    return (f"sensor ids disagree between {name} ({len(ids)} ids) and {other_name} ({len(other)} ids), "
-            f"first difference at position {first}; the files come from different releases — "
-            f"re-download them together.")
+        print(f"{cls.name} not found in {folder}; downloading tsl's public archive "
+              f"({tsl_archive.TSL_METR_LA_URL}) and building the DCRNN layout there.")
+        tsl_archive.download_tsl_archive(folder, tsl_archive.TSL_METR_LA_URL, cls.layout,
+                                         tsl_archive.METR_LA_ARCHIVE, progress=progress)

@@ -1,11 +1,12 @@
-"""Readers for the individual METR-LA files (DCRNN layout), with clear errors.
+"""Readers for the individual files of the DCRNN layout, with clear errors.
 
 Every reader returns plain numpy / Python objects; the cross-file checks live in
-:class:`stgnn_diag.datasets.MetrLA`.
+:class:`stgnn_diag.datasets.base.SensorDataset`.
 """
 from __future__ import annotations
 
 import csv
+import io
 import pickle
 from pathlib import Path
 from typing import Dict, List, Tuple
@@ -37,13 +38,13 @@ class _ArrayUnpickler(pickle.Unpickler):
 
 def _corrupt(path: Path, what: str) -> ValueError:
     return ValueError(
-        f"{path} looks corrupt or is not the DCRNN METR-LA file: {what}. "
-        f"Replace it with a fresh copy (its pinned sha256 is in datasets/README.md)."
+        f"{path} looks corrupt or is not the DCRNN-layout file: {what}. "
+        f"Replace it with a fresh copy (the pinned sha256 of each file is in datasets/README.md)."
     )
 
 
 def read_speed_npz(path: Path) -> Tuple[np.ndarray, np.ndarray, List[str]]:
-    """Read ``metr-la.npz`` (numpy only).
+    """Read a speed npz (``metr-la.npz``; numpy only).
 
     Returns:
         ``(speed, timestamps, sensor_ids)``.
@@ -69,7 +70,7 @@ def read_speed_npz(path: Path) -> Tuple[np.ndarray, np.ndarray, List[str]]:
 
 
 def read_speed_h5(path: Path) -> Tuple[np.ndarray, np.ndarray, List[str]]:
-    """Read ``metr-la.h5`` (pandas HDF5, key ``df``); needs pandas and PyTables.
+    """Read a DCRNN speed h5 (``metr-la.h5``: a pandas DataFrame); needs pandas and PyTables.
 
     Returns:
         ``(speed, timestamps, sensor_ids)`` as in :func:`read_speed_npz`.
@@ -84,7 +85,7 @@ def read_speed_h5(path: Path) -> Tuple[np.ndarray, np.ndarray, List[str]]:
     except ImportError as err:
         raise ImportError(
             f"Reading {path.name} needs pandas and PyTables ({err}). Install them with "
-            f"`pip install pandas tables` (extra `stgnn-diag[hdf5]`), or provide metr-la.npz, "
+            f"`pip install pandas tables` (extra `stgnn-diag[hdf5]`), or provide the data set's npz copy, "
             f"which needs numpy only."
         ) from err
     try:
@@ -132,8 +133,36 @@ def read_sensor_ids(path: Path) -> List[str]:
     return ids
 
 
+def parse_locations(text: str, where: str) -> Tuple[List[str], np.ndarray]:
+    """Sensor locations from csv text: ``[index,]sensor_id,latitude,longitude`` with a header naming
+    ``sensor_id``, ``latitude`` and ``longitude`` (METR-LA's file), or without a header, the last three
+    columns being id, latitude, longitude (PEMS-BAY's ``graph_sensor_locations_bay.csv``).
+
+    Returns:
+        ``(sensor_ids, latlon)`` in file order; latlon ``[nodes, 2]`` float64 (degrees).
+
+    Raises:
+        ValueError: ``where`` is named, with what was expected.
+    """
+    rows = [r for r in csv.reader(io.StringIO(text)) if r]
+    if not rows:
+        raise ValueError(f"{where}: no rows")
+    header = [c.strip().lower() for c in rows[0]]
+    if {"sensor_id", "latitude", "longitude"} <= set(header):
+        cols = [header.index("sensor_id"), header.index("latitude"), header.index("longitude")]
+        rows = rows[1:]
+    else:
+        cols = [-3, -2, -1]
+    try:
+        ids = [str(r[cols[0]]).strip() for r in rows]
+        latlon = np.array([[float(r[cols[1]]), float(r[cols[2]])] for r in rows], dtype=np.float64)
+    except (IndexError, ValueError) as err:
+        raise ValueError(f"{where}: expected [index,]sensor_id,latitude,longitude ({err})") from err
+    return ids, latlon.reshape(len(ids), 2)
+
+
 def read_locations(path: Path) -> Tuple[List[str], np.ndarray]:
-    """Read ``graph_sensor_locations.csv`` (``index,sensor_id,latitude,longitude``).
+    """Read a sensor locations csv (see :func:`parse_locations`).
 
     Returns:
         ``(sensor_ids, latlon)`` in file order.
@@ -143,10 +172,6 @@ def read_locations(path: Path) -> Tuple[List[str], np.ndarray]:
     """
     path = Path(path)
     try:
-        with open(path, newline="") as f:
-            rows = list(csv.DictReader(f))
-        ids = [str(r["sensor_id"]).strip() for r in rows]
-        latlon = np.array([[float(r["latitude"]), float(r["longitude"])] for r in rows], dtype=np.float64)
-    except Exception as err:
-        raise _corrupt(path, f"expected columns index,sensor_id,latitude,longitude ({err})") from err
-    return ids, latlon.reshape(len(ids), 2)
+        return parse_locations(path.read_text(), str(path))
+    except (ValueError, OSError) as err:
+        raise _corrupt(path, str(err)) from err

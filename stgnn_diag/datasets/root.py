@@ -1,4 +1,4 @@
-"""Where the METR-LA files live: data-root resolution.
+"""Where a data set's files live: data-root resolution.
 
 Order (the first one that is *given* is the target; it is never silently swapped for another):
 
@@ -6,29 +6,32 @@ Order (the first one that is *given* is the target; it is never silently swapped
 2. the environment variable ``STGNN_DIAG_DATA``;
 3. the default folder: the repository's top-level ``datasets/`` (in a source checkout), or
    ``$XDG_CACHE_HOME/stgnn_diag`` (default ``~/.cache/stgnn_diag``) for an installed package;
-4. if the target lacks the files, a download into ``<target>/metr_la``: from a mirror of the
-   DCRNN layout when a base URL is given (``base_url`` or ``STGNN_DIAG_DATA_URL``; see
-   :func:`stgnn_diag.datasets.download.download_metr_la`, sha256-checked), otherwise from tsl's
-   public archive (:func:`stgnn_diag.datasets.tsl_archive.download_tsl_metr_la`, checked against the
-   digest of its first download; only missing files are added). A root from 1. or 2. that does not
-   exist is an error naming it (a typo creates nothing), unless ``base_url`` asks for a download.
+4. if the target lacks the files, a download into ``<target>/<folder>`` (``metr_la``, ``pems_bay``):
+   from a mirror of the DCRNN layout when a base URL is given (``base_url`` or ``STGNN_DIAG_DATA_URL``;
+   see :func:`stgnn_diag.datasets.download.download_layout`), otherwise from the data set's public
+   source (tsl's archive, :mod:`stgnn_diag.datasets.tsl_archive`; only missing files are added). A root
+   from 1. or 2. that does not exist is an error naming it (a typo creates nothing), unless ``base_url``
+   asks for a download.
 
-A *data root* is the folder that CONTAINS ``metr_la/`` (so ``STGNN_DIAG_DATA=/work/shared/data``
-works); a folder that directly holds the METR-LA files (``metr-la.npz``, ``sensor_graph/``) is
-accepted too.
+A *data root* is the folder that CONTAINS the data set folders (so ``STGNN_DIAG_DATA=/work/shared/data``
+works); a folder that directly holds one data set's files (``metr-la.npz``, ``sensor_graph/``) is
+accepted too. Use :func:`stgnn_diag.datasets.resolve_data_root` (by data set name) to call this.
 """
 from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Optional, Union
+from typing import Callable, Optional, Union
 
-from .files import DATASET_DIR, is_complete, missing_files, speed_file
+from .layout import Layout
 
 ENV_ROOT = "STGNN_DIAG_DATA"
 ENV_URL = "STGNN_DIAG_DATA_URL"
 
 PathLike = Union[str, os.PathLike]
+
+#: ``fetch(folder, base_url or None, progress)``: download a data set's missing files into ``folder``.
+Fetch = Callable[[Path, Optional[str], bool], None]
 
 
 def default_data_root() -> Path:
@@ -46,20 +49,11 @@ def default_data_root() -> Path:
     return Path(cache) / "stgnn_diag"
 
 
-def dataset_dir(root: PathLike) -> Path:
-    """The METR-LA folder for a data root.
-
-    Args:
-        root: a data root (containing ``metr_la/``) or the METR-LA folder itself.
-
-    Returns:
-        ``root`` itself if it directly holds a speed file or is named ``metr_la``, else
-        ``root / "metr_la"`` (which may not exist yet).
-    """
+def layout_dir(root: PathLike, layout: Layout) -> Path:
+    """The data set folder for a data root: ``root`` itself if it is one (named like the layout's folder,
+    or holding its speed file or a ``sensor_graph/``), else ``root / layout.folder`` (may not exist yet)."""
     root = Path(root).expanduser()
-    if root.name == DATASET_DIR or speed_file(root) is not None or (root / "sensor_graph").is_dir():
-        return root
-    return root / DATASET_DIR
+    return root if layout.looks_like(root) else root / layout.folder
 
 
 def _target_root(root: Optional[PathLike]) -> tuple:
@@ -71,61 +65,43 @@ def _target_root(root: Optional[PathLike]) -> tuple:
     return default_data_root(), "the default data folder"
 
 
-def resolve_data_root(
-    root: Optional[PathLike] = None,
-    *,
-    download: bool = True,
-    base_url: Optional[str] = None,
-    progress: bool = True,
-) -> Path:
-    """Find (or download) the METR-LA data and return its data root.
+def find_data_root(root: Optional[PathLike], layout: Layout, fetch: Fetch, *, title: str, download: bool = True,
+                   base_url: Optional[str] = None, progress: bool = True) -> Path:
+    """Find (or download) a data set and return its data root (see the module doc for the order).
 
     Args:
         root: explicit data root; takes precedence over ``$STGNN_DIAG_DATA`` and the default.
-        download: download the files into the target when they are missing: from a mirror of
-            the DCRNN layout when a base URL is given (``base_url`` or ``$STGNN_DIAG_DATA_URL``;
-            every file sha256-checked), else from tsl's public archive (see
-            :mod:`stgnn_diag.datasets.tsl_archive`; no published digest to check the zip against).
+        layout: the data set's files.
+        fetch: downloads the missing files (called with the base URL, or ``None`` for the public source).
+        title: the data set's display name, for messages (``"METR-LA"``).
+        download: download the files into the target when they are missing.
         base_url: URL of a folder serving the DCRNN layout (overrides ``$STGNN_DIAG_DATA_URL``).
         progress: show a tqdm progress bar while downloading.
 
     Returns:
-        The data root (a folder for which :func:`dataset_dir` holds the complete file set).
+        The data root (a folder for which :func:`layout_dir` holds the complete file set).
 
     Raises:
-        FileNotFoundError: files missing and no download possible (says what is missing and what
-            to do).
-        ValueError: a downloaded file failed its sha256 check.
+        FileNotFoundError: files missing and no download possible (says what is missing and what to do);
+            or a root given by argument / environment that does not exist.
     """
     target, source = _target_root(root)
-    folder = dataset_dir(target)
-    if is_complete(folder):
+    folder = layout_dir(target, layout)
+    if layout.is_complete(folder):
         return target
     # a typo in $STGNN_DIAG_DATA or root= must not create folders and start a download there; an explicit
     # mirror (base_url=...) is a request to download, into a new folder too
     if download and base_url is None and source != "the default data folder" and not target.exists():
         raise FileNotFoundError(f"The data root {target} (from {source}) does not exist. Point it at the folder "
-                                f"that contains metr_la/ (e.g. STGNN_DIAG_DATA=../shared/data), or create it to "
-                                f"download METR-LA into it.")
-    url = base_url or os.environ.get(ENV_URL)
-    if download and url:
-        from .download import download_metr_la
-
-        download_metr_la(folder, base_url=url, progress=progress)
-        return target
+                                f"that contains {layout.folder}/ (e.g. STGNN_DIAG_DATA=../shared/data), or create "
+                                f"it to download {title} into it.")
     if download:
-        # No mirror configured: the public source, tsl's METR-LA archive (the DCRNN speed file plus
-        # raw road distances, from which adj_mx is rebuilt with DCRNN's recipe). Needs PyTables.
-        from . import tsl_archive
-
-        print(f"METR-LA not found in {folder}; downloading tsl's public archive "
-              f"({tsl_archive.TSL_METR_LA_URL}) and building the DCRNN layout there.")
-        tsl_archive.download_tsl_metr_la(folder, url=tsl_archive.TSL_METR_LA_URL, progress=progress)
+        fetch(folder, base_url or os.environ.get(ENV_URL), progress)
         return target
-    missing = ", ".join(missing_files(folder))
+    missing = ", ".join(layout.missing_files(folder))
     raise FileNotFoundError(
-        f"METR-LA data not found in {folder} (chosen from {source}); missing: {missing}. "
-        f"Point ${ENV_ROOT} (or root=...) at a folder containing metr_la/ (e.g. "
+        f"{title} data not found in {folder} (chosen from {source}); missing: {missing}. "
+        f"Point ${ENV_ROOT} (or root=...) at a folder containing {layout.folder}/ (e.g. "
         f"STGNN_DIAG_DATA=../shared/data), copy the DCRNN files there (see datasets/README.md), "
         f"or pass download=True to fetch them."
     )

@@ -1,17 +1,17 @@
-"""Our METR-LA as a tsl ``SpatioTemporalDataset`` / ``SpatioTemporalDataModule``, without tsl's download.
+"""Our data sets as a tsl ``SpatioTemporalDataset`` / ``SpatioTemporalDataModule``, without tsl's download.
 
 tsl's own ``tsl.datasets.MetrLA`` needs ``metr_la_dist.npy`` (DCRNN's raw road distances), which we
-do not have; here the data come from :class:`stgnn_diag.datasets.MetrLA` and the graph is passed
+do not have; here the data come from :func:`stgnn_diag.datasets.get_dataset` and the graph is passed
 to tsl as an explicit ``(edge_index, edge_weight)`` pair, so it keeps our convention
 (``edge_index[0]`` = source ``i``, ``edge_index[1]`` = target ``j`` for ``adj[i, j] != 0``). Never
 hand tsl the dense ``adj``: tsl's ``adj_to_edge_index`` transposes it (edge ``j -> i``), which on the
-asymmetric METR-LA graph reverses every directed edge. Use :func:`tsl_edge_index_to_ours` to
+asymmetric DCRNN graphs reverses every directed edge. Use :func:`tsl_edge_index_to_ours` to
 convert connectivity that came out of tsl's dense-adjacency helpers.
 
 Example::
 
-    from stgnn_diag.integrations.tsl_data import metr_la_datamodule
-    dm = metr_la_datamodule("/path/to/data", protocol="dcrnn", batch_size=64)
+    from stgnn_diag.integrations.tsl_data import tsl_datamodule
+    dm = tsl_datamodule("/path/to/data", protocol="dcrnn", batch_size=64)
     dm.setup()
     batch = next(iter(dm.train_dataloader()))   # batch.x [64, 12, 207, 1] scaled, batch.y in mph
 """
@@ -31,7 +31,7 @@ from tsl.data import SpatioTemporalDataModule, SpatioTemporalDataset  # noqa: E4
 from tsl.data.datamodule.splitters import FixedIndicesSplitter  # noqa: E402
 from tsl.data.preprocessing import StandardScaler as TSLStandardScaler  # noqa: E402
 
-from ..datasets import MetrLA, Splits, make_splits  # noqa: E402
+from ..datasets import DEFAULT_DATASET, SensorDataset, Splits, get_dataset, make_splits  # noqa: E402
 from ..datasets.scaler import StandardScaler  # noqa: E402
 
 #: ``covariates=`` choices: name -> number of channels of ``u``.
@@ -84,7 +84,7 @@ def to_tsl_dataset(dataset, *, window: int = 12, horizon: int = 12, covariates: 
     """A ``tsl.data.SpatioTemporalDataset`` of our data: target, mask, connectivity and covariates.
 
     Args:
-        dataset: a :class:`~stgnn_diag.datasets.MetrLA` (or any object with ``speed [t, n]``,
+        dataset: a :class:`~stgnn_diag.datasets.SensorDataset` (or any object with ``speed [t, n]``,
             ``mask [t, n]``, ``edge_index``, ``edge_weight`` and ``covariates() [t, 8]``).
         window, horizon: input / predicted steps.
         covariates: ``"calendar"`` (``u [b, t, 8]``: time of day + one-hot weekday),
@@ -113,16 +113,18 @@ def protocol_splitter(splits: Splits) -> FixedIndicesSplitter:
     return FixedIndicesSplitter(*(np.asarray(splits[s].starts, dtype=np.int64) for s in ("train", "val", "test")))
 
 
-def metr_la_datamodule(data: Union[MetrLA, str, None] = None, *, protocol: str = "dcrnn", window: int = 12,
+def tsl_datamodule(data: Union[SensorDataset, str, None] = None, *, dataset: str = DEFAULT_DATASET,
+                   protocol: str = "dcrnn", window: int = 12,
                        horizon: int = 12, covariates: Optional[str] = "calendar", batch_size: int = 64,
                        scaler: str = "protocol", stride: int = 1, max_windows: Optional[int] = None,
                        workers: int = 0, pin_memory: bool = False, download: bool = False
                        ) -> SpatioTemporalDataModule:
-    """METR-LA as a tsl ``SpatioTemporalDataModule`` in one call (no tsl download).
+    """One of our data sets as a tsl ``SpatioTemporalDataModule`` in one call (no tsl download).
 
     Args:
-        data: a loaded :class:`~stgnn_diag.datasets.MetrLA`, or a data root for it (None: the
-            default root, see :func:`~stgnn_diag.datasets.resolve_data_root`).
+        data: a loaded :class:`~stgnn_diag.datasets.SensorDataset` (``MetrLA``, ``PemsBay`` ...), or a data
+            root for ``dataset`` (None: the default root, see :func:`~stgnn_diag.datasets.resolve_data_root`).
+        dataset: the registered data set to load when ``data`` is a root (ignored for a loaded one).
         protocol: ``"dcrnn"`` or ``"paper"``: which windows go to train / val / test
             (:func:`~stgnn_diag.datasets.make_splits`).
         covariates: ``"calendar"``, ``"tod"`` or None (see :func:`to_tsl_dataset`).
@@ -133,13 +135,13 @@ def metr_la_datamodule(data: Union[MetrLA, str, None] = None, *, protocol: str =
         stride, max_windows: thin the windows of every split (quick runs); with
             ``scaler="protocol"`` the statistics are those of the full protocol.
         workers, pin_memory: DataLoader options.
-        download: let :class:`MetrLA` download missing files (when ``data`` is a root).
+        download: let the data set download missing files (when ``data`` is a root).
 
     Returns:
         the datamodule; call ``setup()`` (Lightning's ``Trainer`` does) before using the loaders.
         ``dm.splits`` holds the :class:`~stgnn_diag.datasets.Splits` it was made from.
     """
-    dataset = data if hasattr(data, "speed") else MetrLA(data, download=download)
+    dataset = data if hasattr(data, "speed") else get_dataset(dataset, data, download=download)
     splits = make_splits(dataset, protocol, window, horizon, stride=stride, max_windows=max_windows)
     tsl_ds = to_tsl_dataset(dataset, window=window, horizon=horizon, covariates=covariates)
     if scaler == "protocol":

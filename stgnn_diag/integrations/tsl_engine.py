@@ -16,7 +16,7 @@ Train with ``pytorch_lightning.Trainer`` (tsl's Predictor is a ``pytorch_lightni
 ``lightning.pytorch`` one)::
 
     import pytorch_lightning as pl
-    dm = metr_la_datamodule(root, covariates=None)
+    dm = tsl_datamodule(root, covariates=None)
     predictor = make_predictor("tas_attn_mask", dict(n_nodes=207, hidden_size=32), lr=1e-3)
     pl.Trainer(max_epochs=1).fit(predictor, datamodule=dm)
 """
@@ -67,7 +67,7 @@ class FromTslEdges(nn.Module):
 def zoo_model(name: str, edge_convention: str = "ours", **kwargs) -> nn.Module:
     """``stgnn_diag.create_model(name, **kwargs)``, usable as a tsl ``Predictor(model_class=...)``.
 
-    ``edge_convention``: ``"ours"`` for connectivity from :func:`~stgnn_diag.integrations.tsl_data.metr_la_datamodule`
+    ``edge_convention``: ``"ours"`` for connectivity from :func:`~stgnn_diag.integrations.tsl_data.tsl_datamodule`
     (``edge_index[0]`` = source ``i`` for ``adj[i, j] != 0``); ``"tsl"`` for connectivity made by tsl's own
     helpers from a dense adjacency (``adj_to_edge_index``, ``get_connectivity``), which point every edge the
     other way: the model is wrapped in :class:`FromTslEdges`.
@@ -104,7 +104,7 @@ def make_predictor(model: Union[str, type], model_kwargs: Optional[Mapping] = No
         loss_fn: default ``MaskedMAE()`` (tsl 0.9.5 needs a metric object here, not a function).
         metrics: default :func:`masked_metrics`.
         scale_target: tsl's option: compute the loss on scaled targets.
-        edge_convention: ``"ours"`` (connectivity from ``metr_la_datamodule``) or ``"tsl"`` (from tsl's
+        edge_convention: ``"ours"`` (connectivity from ``tsl_datamodule``) or ``"tsl"`` (from tsl's
             ``adj_to_edge_index`` / ``get_connectivity``: reversed edges, flipped back; see :func:`zoo_model`).
     """
     kwargs = dict(model_kwargs or {})

@@ -14,7 +14,7 @@ Public API::
     path_bounds(layer, x) -> PathBounds ; verify_paths(layer, x) -> max |paths - autograd|
     sequence_length_sweep(layer=None, *, lengths=(6, ..., 192), modes=...) -> SweepResult
     analyze_window(model, x, edge_index, ...) -> WindowAnalysis ; write_report(...)
-    build_model(name, checkpoint=None, **overrides) ; metr_la_window(index, split="test")
+    build_model(name, checkpoint=None, **overrides) ; dataset_window(index, split="test", dataset="metr_la")
 
 Command line: ``stgnn-diag sensitivity --model NAME [--checkpoint PATH] [--window INDEX] [--out DIR]``.
 Findings report: ``python -m stgnn_diag.sensitivity.report --out docs/sensitivity``.
@@ -40,7 +40,7 @@ _WHERE = {
     "Window": "data",
     "check_window_index": "data",
     "exog_for": "data",
-    "metr_la_window": "data",
+    "dataset_window": "data",
     "HopSummary": "graph",
     "hop_distances": "graph",
     "summarize_hops": "graph",

@@ -1,4 +1,4 @@
-"""``stgnn-diag sensitivity``: the sensitivity report of a zoo model on one METR-LA window.
+"""``stgnn-diag sensitivity``: the sensitivity report of a zoo model on one window of a data set.
 
 Wired into the ``stgnn-diag`` entry point by :mod:`stgnn_diag.cli` through :func:`add_parser`.
 """
@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import Optional
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
@@ -14,7 +15,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     p = subparsers.add_parser(
         "sensitivity", help="Jacobian sensitivity, hop x lag profile and attention diagnostics on one window",
         description="Compute how much each forecast (step, node) depends on each input (step, node) of one "
-                    "METR-LA window, aggregate it by hop distance and time lag, summarise the attention of every "
+                    "window of a data set (default METR-LA), aggregate it by hop distance and time lag, summarise the attention of every "
                     "temporal attention layer, and write sensitivity.json, hop_lag.csv, attention.csv and PNGs. "
                     "Works on untrained models (no --checkpoint).",
         formatter_class=argparse.ArgumentDefaultsHelpFormatter)
@@ -34,15 +35,19 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=0, help="initialisation seed of an untrained model")
     p.add_argument("--save-jacobian", action="store_true", help="also save the block norms (sensitivity.pt)")
     p.add_argument("--budget-mb", type=float, default=256.0, help="memory budget of one Jacobian chunk")
-    p.add_argument("--data-root", help="folder holding metr_la/ (default: $STGNN_DIAG_DATA, then datasets/)")
+    p.add_argument("--dataset", help="registered data set: metr_la, pems_bay, ... (default metr_la)")
+    p.add_argument("--data-root", help="folder holding the data set folders, e.g. metr_la/ (default: "
+                   "$STGNN_DIAG_DATA, then datasets/)")
     p.add_argument("--no-plots", action="store_true")
     p.add_argument("--no-progress", action="store_true")
     p.set_defaults(func=run)
     return p
 
 
-def pretrained_model(name, tag, checkpoint, n_nodes: int):
-    """``(model, info)`` from a zoo entry's shipped weights (``--pretrained [TAG]``)."""
+def pretrained_model(name, tag, checkpoint, n_nodes: int, dataset: Optional[str] = None):
+    """``(model, info)`` from a zoo entry's shipped weights (``--pretrained [TAG]``); ``dataset``: the data set
+    of the window, which must be the one the weights were trained on."""
+    from ..datasets import DEFAULT_DATASET
     from ..zoo import create_model
     from ..zoo.pretrained import PretrainedError
 
@@ -50,6 +55,9 @@ def pretrained_model(name, tag, checkpoint, n_nodes: int):
         raise PretrainedError("--pretrained needs --model NAME and no --checkpoint.")
     model = create_model(name, pretrained=tag)
     cfg = model.pretrained_cfg
+    trained_on = cfg.get("dataset", DEFAULT_DATASET)
+    if dataset is not None and dataset != trained_on:
+        raise PretrainedError(f"{name}.{cfg['tag']} was trained on {trained_on}; the window is from {dataset}.")
     if cfg["model_kwargs"].get("n_nodes") not in (None, n_nodes):
         raise PretrainedError(f"{name}.{cfg['tag']} was trained on {cfg['model_kwargs']['n_nodes']} nodes; "
                               f"the data has {n_nodes}.")
@@ -63,7 +71,8 @@ def run(args: argparse.Namespace) -> int:
     from .analysis import analyze_window, format_summary, write_report
     from ..zoo.pretrained import PretrainedError
     from .checkpoint import CheckpointFormatError, build_model
-    from .data import exog_for, metr_la_window
+    from ..datasets import DEFAULT_DATASET
+    from .data import dataset_window, exog_for
 
     if not args.model and not args.checkpoint:
         print("stgnn-diag sensitivity: error: give --model NAME (and/or --checkpoint PATH)", file=sys.stderr)
@@ -71,7 +80,8 @@ def run(args: argparse.Namespace) -> int:
     if not args.budget_mb > 0:  # before the data and the model are loaded
         raise ValueError(f"--budget-mb must be a positive number of megabytes, got {args.budget_mb}.")
     try:
-        window = metr_la_window(args.window, args.split, root=args.data_root, protocol=args.protocol)
+        window = dataset_window(args.window, args.split, root=args.data_root, protocol=args.protocol,
+                                dataset=args.dataset or DEFAULT_DATASET)
     except IndexError as e:
         print(f"stgnn-diag sensitivity: error: {e}", file=sys.stderr)
         return 2
@@ -83,7 +93,8 @@ def run(args: argparse.Namespace) -> int:
     torch.manual_seed(args.seed)
     try:
         if args.pretrained:
-            model, minfo = pretrained_model(args.model, args.pretrained, args.checkpoint, window.n_nodes)
+            model, minfo = pretrained_model(args.model, args.pretrained, args.checkpoint, window.n_nodes,
+                                            dataset=window.dataset)
         else:
             model, minfo = build_model(args.model, args.checkpoint, **overrides)
     except (CheckpointFormatError, PretrainedError) as e:
@@ -95,7 +106,7 @@ def run(args: argparse.Namespace) -> int:
     res = analyze_window(model, window.x, window.edge_index, window.edge_weight, u, norm=args.norm,
                          directed=args.directed, hidden=not args.no_hidden, budget_mb=args.budget_mb,
                          progress=not args.no_progress)
-    meta = {**minfo, "window": window.index, "split": window.split, "protocol": window.protocol,
+    meta = {**minfo, "dataset": window.dataset, "window": window.index, "split": window.split, "protocol": window.protocol,
             "norm": args.norm, "directed_hops": args.directed, "seed": None if minfo["trained"] else args.seed}
     label = f"{name} ({'trained' if minfo['trained'] else 'untrained'}), {window.split} window {window.index}"
     files = write_report(res, out, meta, plots=not args.no_plots, save_jacobian=args.save_jacobian, title=label)

@@ -1,4 +1,4 @@
-"""One METR-LA window for the sensitivity tools, and the covariates a model expects."""
+"""One window of a data set for the sensitivity tools, and the covariates a model expects."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -6,17 +6,17 @@ from typing import Optional
 
 from torch import Tensor, nn
 
-from ..datasets import MetrLA, make_splits
+from ..datasets import DEFAULT_DATASET, get_dataset, make_splits
 
 
 @dataclass
 class Window:
-    """One window of a METR-LA split.
+    """One window of a data set split.
 
     Attributes:
         x: ``[T, N, 1]`` scaled speed; u: ``[T, 8]`` time of day + one-hot weekday.
         edge_index: ``[2, E]`` (source, target); edge_weight: ``[E]``.
-        index, split, protocol: which window; n_windows: windows in the split.
+        index, split, protocol: which window; n_windows: windows in the split; dataset: the data set's name.
     """
 
     x: Tensor
@@ -27,6 +27,7 @@ class Window:
     split: str
     protocol: str
     n_windows: int
+    dataset: str = DEFAULT_DATASET
 
     @property
     def n_nodes(self) -> int:
@@ -43,25 +44,28 @@ def check_window_index(index: int, n_windows: int, split: str = "test") -> int:
     return index % n_windows
 
 
-def metr_la_window(index: int = 0, split: str = "test", root=None, protocol: str = "dcrnn", dataset=None) -> Window:
-    """Window ``index`` of a METR-LA split (12 steps in, 12 out).
+def dataset_window(index: int = 0, split: str = "test", root=None, protocol: str = "dcrnn",
+                   dataset=DEFAULT_DATASET) -> Window:
+    """Window ``index`` of a data set split (12 steps in, 12 out).
 
     Args:
         index: window position in the split (negative counts from the end).
         split: ``"train"``, ``"val"`` or ``"test"``.
         root: data root (default ``$STGNN_DIAG_DATA``, then the repository's ``datasets/``).
         protocol: ``"dcrnn"`` (canonical) or ``"paper"``.
-        dataset: an already loaded :class:`~stgnn_diag.datasets.MetrLA` (skips loading).
+        dataset: a registered data set name, or an already loaded
+            :class:`~stgnn_diag.datasets.SensorDataset` (skips loading).
 
     Raises:
         IndexError: ``index`` is outside the split.
     """
-    ds = dataset if dataset is not None else MetrLA(root, download=False, progress=False)
+    ds = dataset if hasattr(dataset, "speed") else get_dataset(dataset, root, download=False, progress=False)
     splits = make_splits(ds, protocol)
     part = splits[split]
     i = check_window_index(index, len(part), split)
     w = part[i]
-    return Window(w["x"], w["u"], ds.edge_index, ds.edge_weight, i, split, protocol, len(part))
+    return Window(w["x"], w["u"], ds.edge_index, ds.edge_weight, i, split, protocol, len(part),
+                  getattr(ds, "key", DEFAULT_DATASET))
 
 
 def exog_for(model: nn.Module, u: Optional[Tensor]) -> Optional[Tensor]:

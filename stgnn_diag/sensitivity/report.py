@@ -19,7 +19,7 @@ from pathlib import Path
 
 import torch
 
-from ..datasets import MetrLA, make_splits
+from ..datasets import DEFAULT_DATASET, get_dataset, make_splits
 # The report's pieces live in :mod:`stgnn_diag.sensitivity.findings`; their names stay importable from here.
 from .findings import (LABELS, VARIANTS, brief_train, fmt, get_model, last_attention_input, layer_paths, map_pattern,
                        measure_models, render, short_source, test_mae, write_figures)
@@ -64,7 +64,8 @@ def main(argv=None) -> int:
         print(f"rewrote {out / 'README.md'} from results.json")
         return 0
 
-    ds = MetrLA(args.data_root, download=False, progress=False)
+    ds = get_dataset(getattr(args, "dataset", None) or DEFAULT_DATASET, args.data_root, download=False,
+                     progress=False)
     splits = make_splits(ds, "dcrnn")
     results, analyses = measure_models(args, ds, splits)
 

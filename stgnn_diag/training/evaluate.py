@@ -9,7 +9,7 @@ import torch
 from tqdm.auto import tqdm
 
 from ..baselines import BASELINES, baseline_predict
-from ..datasets import MetrLA, WindowDataset, make_splits
+from ..datasets import DEFAULT_DATASET, WindowDataset, get_dataset, make_splits
 from ..metrics import default_steps, horizon_metrics
 from .malloc import keep_freed_memory
 from .safe_load import CheckpointReadError, UnsafeCheckpointError, load_file
@@ -153,6 +153,7 @@ def pretrained_module(name: str, tag: Union[bool, str] = True):
     # the shipped weights carry no graph: evaluate() takes the data set's once the splits are loaded
     module = ForecastModule(name, cfg["model_kwargs"], inp["scaler_mean"], inp["scaler_std"], budget,
                             covariates=inp["covariates"], pretrained=cfg["tag"], protocol=cfg["protocol"],
+                            dataset=cfg.get("dataset", DEFAULT_DATASET),
                             window=inp["window"], horizon=inp["horizon"], seed=cfg["seed"])
     return module.eval()
 
@@ -169,7 +170,7 @@ def _check_scaler(module, splits) -> None:
 
 
 def evaluate(model: Optional[str] = None, checkpoint: Optional[Union[str, Path]] = None, *,
-             data_root=None, protocol: Optional[str] = None, horizon: Optional[int] = None,
+             data_root=None, dataset: Optional[str] = None, protocol: Optional[str] = None, horizon: Optional[int] = None,
              window: int = 12, split: str = "test", max_windows: Optional[int] = None,
              batch_size: Optional[int] = None, progress: bool = True, splits=None,
              steps: Optional[Union[Sequence[int], str]] = None, pretrained: Union[bool, str] = False,
@@ -197,6 +198,11 @@ def evaluate(model: Optional[str] = None, checkpoint: Optional[Union[str, Path]]
         module = load_checkpoint(checkpoint, model)
     if module is not None:  # trained weights: their own protocol (scaler), horizon and window
         hp = module.hparams
+        trained_on = hp.get("dataset", DEFAULT_DATASET)  # checkpoints older than the data set axis: METR-LA's
+        if dataset is not None and dataset != trained_on:
+            raise CheckpointError(f"The weights were trained on data set {trained_on!r}; evaluate them there, "
+                                  f"not on {dataset!r} (another graph, another scaler).")
+        dataset = trained_on
         if protocol is not None and protocol != hp["protocol"]:
             raise CheckpointError(f"The weights were trained under protocol {hp['protocol']!r} (its scaler); "
                                   f"evaluate them there, not under {protocol!r}.")
@@ -211,10 +217,10 @@ def evaluate(model: Optional[str] = None, checkpoint: Optional[Union[str, Path]]
                          f"with --checkpoint PATH, or a zoo entry's shipped weights with --pretrained.")
     else:
         name = model
-    protocol, horizon = protocol or "dcrnn", horizon or 12
+    protocol, horizon, dataset = protocol or "dcrnn", horizon or 12, dataset or DEFAULT_DATASET
     if splits is None:
-        splits = make_splits(MetrLA(data_root, progress=progress), protocol, window=window, horizon=horizon,
-                             max_windows=max_windows)
+        splits = make_splits(get_dataset(dataset, data_root, progress=progress), protocol, window=window,
+                             horizon=horizon, max_windows=max_windows)
     if module is not None:
         _check_scaler(module, splits)
     if pretrained:  # the shipped weights carry no graph: the data set's
@@ -226,8 +232,9 @@ def evaluate(model: Optional[str] = None, checkpoint: Optional[Union[str, Path]]
         pred = baseline_predict(model, splits, split)
     if save_predictions is not None:
         np.savez_compressed(save_predictions, predictions=pred, window_starts=splits[split].starts,
-                            model=name, split=split, protocol=protocol)
-    return {"model": name, "pretrained": module.hparams.get("pretrained") if pretrained else None, "protocol": protocol, "horizon": horizon, "split": split,
+                            model=name, split=split, protocol=protocol, dataset=dataset)
+    return {"model": name, "pretrained": module.hparams.get("pretrained") if pretrained else None,
+            "dataset": dataset, "protocol": protocol, "horizon": horizon, "split": split,
             "windows": int(len(splits[split])), "checkpoint": str(checkpoint) if checkpoint else None,
             "metrics": score(pred, splits[split], horizon, range(1, horizon + 1) if steps == "all" else steps),
             "constant_steps": constant_steps(pred) if module is not None else []}

@@ -125,14 +125,16 @@ RESUMABLE_CHANGES = ("out", "data_root", "accelerator", "devices", "strategy", "
                      "checkpoint_every_n_steps", "progress", "resume", "overwrite")
 
 
-def check_same_run(out_dir: Path, config: Dict[str, Any], ignore: Iterable[str] = RESUMABLE_CHANGES) -> None:
+def check_same_run(out_dir: Path, config: Dict[str, Any], ignore: Iterable[str] = RESUMABLE_CHANGES,
+                   absent_means: Optional[Dict[str, Any]] = None) -> None:
     """Raise :class:`RunDirError` unless ``config`` is the run recorded in ``out_dir/config.json``
-    (model, its arguments, protocol, budget, seed ...): a resume must continue the same run."""
+    (model, its arguments, data set, protocol, budget, seed ...): a resume must continue the same run.
+    ``absent_means``: the value a key had in runs recorded before it existed (``{"dataset": "metr_la"}``)."""
     path = Path(out_dir) / CONFIG_JSON
     if not path.is_file():
         raise RunDirError(f"{out_dir} has no {CONFIG_JSON}: it cannot be checked that --resume continues the same "
                           f"run. Start over with --overwrite.")
-    saved = json.loads(path.read_text())
+    saved = {**(absent_means or {}), **json.loads(path.read_text())}
     new = json.loads(json.dumps(config, default=str))  # the same normalisation as the saved file
     keys = (set(saved) | set(new)) - set(ignore)
     diff = {k: (saved.get(k), new.get(k)) for k in sorted(keys) if saved.get(k) != new.get(k)}

@@ -1,4 +1,4 @@
-"""``train``: fit a zoo model on METR-LA under a protocol and a budget, then test it."""
+"""``train``: fit a zoo model on a data set under a protocol and a budget, then test it."""
 from __future__ import annotations
 
 import os
@@ -15,7 +15,7 @@ from lightning.pytorch.callbacks import EarlyStopping, ModelCheckpoint, TQDMProg
 from lightning.pytorch.loggers import CSVLogger
 from lightning.pytorch.utilities.rank_zero import rank_zero_only
 
-from ..datasets import MetrLA, make_splits
+from ..datasets import DEFAULT_DATASET, check_dataset_name, get_dataset, make_splits
 from ..zoo import check_model_name, get_entry
 from .budgets import Budget, get_budget
 from .data import WindowDataModule
@@ -39,6 +39,7 @@ class TrainConfig:
 
     model: str
     out: str
+    dataset: str = DEFAULT_DATASET
     protocol: str = "dcrnn"
     horizon: int = 12
     window: int = 12
@@ -161,7 +162,8 @@ def build(cfg: TrainConfig, budget: Budget, splits) -> ForecastModule:
                          f"{budget.batch_size}; lower --batch-size.")
     return ForecastModule(cfg.model, kwargs, splits.scaler.mean, splits.scaler.std, budget, steps_per_epoch=steps,
                           covariates=covariates, edge_index=splits.edge_index, edge_weight=splits.edge_weight,
-                          protocol=cfg.protocol, window=cfg.window, horizon=cfg.horizon, seed=cfg.seed)
+                          dataset=cfg.dataset, protocol=cfg.protocol, window=cfg.window, horizon=cfg.horizon,
+                          seed=cfg.seed)
 
 
 def _deterministic(accelerator: str):
@@ -188,7 +190,8 @@ def train(cfg: TrainConfig) -> Dict[str, Any]:
     ``metrics.csv`` (per-epoch train / val MAE), ``metrics.json`` (test metrics, parameter count,
     time, environment) and ``loss_curve.png``. Returns the ``metrics.json`` content.
     """
-    check_model_name(cfg.model)  # unknown model -> clear error before any work
+    check_model_name(cfg.model)  # unknown model / data set -> clear error before any work
+    check_dataset_name(cfg.dataset)
     if cfg.accelerator in ("gpu", "cuda") and not torch.cuda.is_available():
         raise ValueError(f"--accelerator {cfg.accelerator} asked, but torch sees no CUDA device (torch "
                          f"{torch.__version__}); train with --accelerator cpu.")
@@ -206,7 +209,7 @@ def train(cfg: TrainConfig) -> Dict[str, Any]:
     with RunLock(out):  # before any check: a second process (or --overwrite) must not touch a live run
         resume_from = prepare_run_dir(out, resume=cfg.resume, overwrite=cfg.overwrite)
         if resume_from is not None:
-            check_same_run(out, config)
+            check_same_run(out, config, absent_means={"dataset": DEFAULT_DATASET})
         return _fit_and_test(cfg, budget, config, max_time, resume_from)
 
 
@@ -214,7 +217,7 @@ def _fit_and_test(cfg: TrainConfig, budget: Budget, config: Dict[str, Any], max_
                   ) -> Dict[str, Any]:
     out = Path(cfg.out)
     L.seed_everything(cfg.seed, workers=True, verbose=False)
-    data = MetrLA(cfg.data_root, progress=cfg.progress)
+    data = get_dataset(cfg.dataset, cfg.data_root, progress=cfg.progress)
     splits = make_splits(data, cfg.protocol, window=cfg.window, horizon=cfg.horizon, max_windows=cfg.max_windows)
     module = build(cfg, budget, splits)
     if cfg.max_steps:
@@ -275,7 +278,7 @@ def _fit_and_test(cfg: TrainConfig, budget: Budget, config: Dict[str, Any], max_
         module.to("cuda")
     pred = predict_split(module, splits, "test", progress=cfg.progress)
     result = {
-        "model": cfg.model, "protocol": cfg.protocol, "horizon": cfg.horizon, "budget": cfg.budget,
+        "model": cfg.model, "dataset": cfg.dataset, "protocol": cfg.protocol, "horizon": cfg.horizon, "budget": cfg.budget,
         "seed": cfg.seed, "split": "test", "windows": int(len(splits.test)),
         "metrics": score(pred, splits.test, cfg.horizon),
         "parameters": sum(p.numel() for p in module.model.parameters()),

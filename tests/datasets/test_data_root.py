@@ -59,7 +59,7 @@ def test_download_when_missing_real_files(monkeypatch, tmp_path, http_folder, li
     monkeypatch.setattr(root_mod, "default_data_root", lambda: empty)
     monkeypatch.setenv("STGNN_DIAG_DATA_URL", url + "/metr_la")
     assert resolve_data_root(progress=False) == empty
-    assert files.is_complete(empty / "metr_la")
+    assert files.LAYOUT.is_complete(empty / "metr_la")
 
 
 def test_missing_without_download_is_clear(tmp_path, monkeypatch):
@@ -140,9 +140,10 @@ def test_tsl_archive_fills_only_missing_files_and_is_checked_against_its_first_d
     make_tiny(folder, n_steps=300, n_nodes=5)
     (folder / files.LOCATIONS).unlink()
     adj_before = (folder / files.ADJ_PKL).read_bytes()
-    tsl_archive.download_tsl_metr_la(folder, url=f"{url}/download", progress=False)
+    tsl_archive.download_tsl_archive(folder, f"{url}/download", files.LAYOUT, tsl_archive.METR_LA_ARCHIVE,
+                                     progress=False)
     assert (folder / files.ADJ_PKL).read_bytes() == adj_before  # never replaced by the rebuild
-    assert (folder / files.LOCATIONS).is_file() and files.is_complete(folder)
+    assert (folder / files.LOCATIONS).is_file() and files.LAYOUT.is_complete(folder)
     record = json.loads((folder / tsl_archive.RECORD).read_text())
     assert record["sha256"] == sha256_file(served / "download")
     assert not [p for p in folder.iterdir() if p.name.startswith(".tsl-download-")]  # the temporary folder is gone
@@ -150,5 +151,6 @@ def test_tsl_archive_fills_only_missing_files_and_is_checked_against_its_first_d
         f.write(b"tampered")
     (folder / files.LOCATIONS).unlink()
     with pytest.raises(ChecksumError, match="sha256 mismatch"):
-        tsl_archive.download_tsl_metr_la(folder, url=f"{url}/download", progress=False)
+        tsl_archive.download_tsl_archive(folder, f"{url}/download", files.LAYOUT, tsl_archive.METR_LA_ARCHIVE,
+                                         progress=False)
     assert not (folder / files.LOCATIONS).exists() and (folder / files.ADJ_PKL).read_bytes() == adj_before

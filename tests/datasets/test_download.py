@@ -6,7 +6,7 @@ import shutil
 import numpy as np
 import pytest
 
-from stgnn_diag.datasets import (ChecksumError, DownloadError, MetrLA, download_file, download_metr_la,
+from stgnn_diag.datasets import (ChecksumError, DownloadError, MetrLA, download_file, download_layout,
                                  files, sha256_file)
 
 pytestmark = pytest.mark.realdata
@@ -69,7 +69,7 @@ def test_corrupted_copy_is_rejected(http_folder, link_metr_la, shared_file, tmp_
     _flip_one_byte(bad)
     dest = tmp_path / "dl" / "metr_la"
     with pytest.raises(ChecksumError) as info:
-        download_metr_la(dest, base_url=url, progress=False)
+        download_layout(dest, files.LAYOUT, base_url=url, progress=False)
     msg = str(info.value)
     assert "adj_mx.pkl" in msg and files.SHA256[files.ADJ_PKL] in msg and sha256_file(bad) in msg
     assert isinstance(info.value, ValueError)
@@ -121,4 +121,4 @@ def test_unreachable_server(tmp_path):
 def test_download_needs_a_source(tmp_path, monkeypatch):
     monkeypatch.delenv("STGNN_DIAG_DATA_URL", raising=False)
     with pytest.raises(ValueError, match="STGNN_DIAG_DATA_URL"):
-        download_metr_la(tmp_path)
+        download_layout(tmp_path, files.LAYOUT)

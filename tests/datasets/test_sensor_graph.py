@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from stgnn_diag.datasets import (MetrLA, build_from_tsl_archive, dense_to_edge_index, distance_matrix,
-                                 download_tsl_metr_la, files, gaussian_kernel_adjacency)
+                                 download_tsl_archive, files, METR_LA_ARCHIVE, gaussian_kernel_adjacency)
 
 
 def test_dense_to_edge_index_direction():
@@ -81,7 +81,7 @@ def _tsl_zip(path, make_tiny, tmp_path):
 
 def test_build_from_tsl_archive(tmp_path, make_tiny):
     data, dist = _tsl_zip(tmp_path / "a.zip", make_tiny, tmp_path)
-    folder = build_from_tsl_archive(tmp_path / "a.zip", tmp_path / "built" / "metr_la")
+    folder = build_from_tsl_archive(tmp_path / "a.zip", tmp_path / "built" / "metr_la", files.LAYOUT, METR_LA_ARCHIVE)
     d = MetrLA(folder, download=False)
     assert d.speed_path.name == files.SPEED_H5
     assert np.array_equal(d.speed64, data["speed"]) and d.sensor_ids == data["ids"]
@@ -93,12 +93,13 @@ def test_tsl_archive_missing_member(tmp_path):
     with zipfile.ZipFile(tmp_path / "b.zip", "w") as z:
         z.writestr("metr_la.h5", b"")
     with pytest.raises(ValueError, match="missing"):
-        build_from_tsl_archive(tmp_path / "b.zip", tmp_path / "out")
+        build_from_tsl_archive(tmp_path / "b.zip", tmp_path / "out", files.LAYOUT, METR_LA_ARCHIVE)
 
 
 def test_download_tsl_archive_from_local_server(tmp_path, make_tiny, http_folder):
     served, url = http_folder
     data, _ = _tsl_zip(served / "download", make_tiny, tmp_path)
-    folder = download_tsl_metr_la(tmp_path / "dl" / "metr_la", url=f"{url}/download", progress=False)
+    folder = download_tsl_archive(tmp_path / "dl" / "metr_la", f"{url}/download", files.LAYOUT, METR_LA_ARCHIVE,
+                                  progress=False)
     assert not any(p.suffix in (".zip", ".part") for p in folder.rglob("*"))
     assert MetrLA(folder, download=False).sensor_ids == data["ids"]

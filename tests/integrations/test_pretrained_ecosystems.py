@@ -9,7 +9,7 @@ import stgnn_diag
 from stgnn_diag.integrations.pyg_batch import forward_per_graph, window_to_data
 from stgnn_diag.integrations.pygt_data import to_static_graph_temporal_signal
 from stgnn_diag.integrations.pygt_snapshots import SnapshotModel
-from stgnn_diag.integrations.tsl_data import metr_la_datamodule
+from stgnn_diag.integrations.tsl_data import tsl_datamodule
 from stgnn_diag.integrations.tsl_engine import make_predictor
 from stgnn_diag.training import evaluate
 
@@ -39,7 +39,7 @@ def test_plain_pytorch_matches_evaluate(shipped, dcrnn_splits, metr_la_root, tmp
 
 
 def test_tsl_predictor_test_step(metr_la, metr_la_root):
-    dm = metr_la_datamodule(metr_la, covariates="calendar", batch_size=64, max_windows=200)
+    dm = tsl_datamodule(metr_la, covariates="calendar", batch_size=64, max_windows=200)
     predictor = make_predictor(NAME, {"pretrained": True})
     trainer = pl.Trainer(logger=False, enable_progress_bar=False, enable_model_summary=False, accelerator="cpu")
     (res,) = trainer.test(predictor, datamodule=dm, verbose=False)

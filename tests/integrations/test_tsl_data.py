@@ -8,12 +8,12 @@ from tsl.data import SpatioTemporalDataModule, SpatioTemporalDataset
 from tsl.ops.connectivity import adj_to_edge_index
 
 from stgnn_diag.datasets import make_splits
-from stgnn_diag.integrations.tsl_data import metr_la_datamodule, to_tsl_dataset, tsl_edge_index_to_ours
+from stgnn_diag.integrations.tsl_data import tsl_datamodule, to_tsl_dataset, tsl_edge_index_to_ours
 
 
 @pytest.fixture(scope="module")
 def dcrnn_dm(metr_la):
-    dm = metr_la_datamodule(metr_la, protocol="dcrnn", covariates="calendar", batch_size=4)
+    dm = tsl_datamodule(metr_la, protocol="dcrnn", covariates="calendar", batch_size=4)
     dm.setup()
     return dm
 
@@ -52,7 +52,7 @@ def test_connectivity_keeps_our_direction(dcrnn_dm, metr_la):
 
 
 def test_paper_protocol_and_per_node_scaler(metr_la):
-    dm = metr_la_datamodule(metr_la, protocol="paper", covariates="tod", batch_size=3, max_windows=5)
+    dm = tsl_datamodule(metr_la, protocol="paper", covariates="tod", batch_size=3, max_windows=5)
     dm.setup()
     ref_splits = make_splits(metr_la, "paper", max_windows=5)
     assert (dm.train_len, dm.val_len, dm.test_len) == ref_splits.sizes() == (5, 5, 5)
@@ -65,7 +65,7 @@ def test_paper_protocol_and_per_node_scaler(metr_la):
 
 
 def test_without_covariates_and_with_tsl_scaler(metr_la):
-    dm = metr_la_datamodule(metr_la, covariates=None, scaler="tsl", batch_size=2)
+    dm = tsl_datamodule(metr_la, covariates=None, scaler="tsl", batch_size=2)
     dm.setup()
     batch = next(iter(dm.train_dataloader(shuffle=False)))
     assert "u" not in batch.input
@@ -75,6 +75,6 @@ def test_without_covariates_and_with_tsl_scaler(metr_la):
     expected = speed[speed != 0].astype(np.float64).mean()
     assert float(dm.torch_dataset.scalers["target"].bias.flatten()[0]) == pytest.approx(expected, rel=1e-4)
     with pytest.raises(ValueError):
-        metr_la_datamodule(metr_la, scaler="minmax")
+        tsl_datamodule(metr_la, scaler="minmax")
     with pytest.raises(ValueError):
         to_tsl_dataset(metr_la, covariates="holidays")

@@ -8,7 +8,7 @@ import pytorch_lightning as pl
 import torch
 
 import stgnn_diag
-from stgnn_diag.integrations.tsl_data import metr_la_datamodule
+from stgnn_diag.integrations.tsl_data import tsl_datamodule
 from stgnn_diag.integrations.tsl_engine import (load_checkpoint, load_model_weights, load_predictor, make_predictor,
                                                 zoo_model)
 from stgnn_diag.zoo import get_entry
@@ -26,7 +26,7 @@ def datamodules(metr_la):
     (time of day + weekday: the forecasters)."""
     out = {}
     for cov in (None, "tod", "calendar"):
-        dm = metr_la_datamodule(metr_la, covariates=cov, batch_size=2, max_windows=4)
+        dm = tsl_datamodule(metr_la, covariates=cov, batch_size=2, max_windows=4)
         dm.setup()
         out[cov] = dm
     return out
@@ -134,7 +134,7 @@ def test_a_perturbed_sensor_reaches_its_successors_in_a_tsl_pipeline(metr_la):
     tsl_data.edge_index, tsl_data.edge_weight = tsl_ei, tsl_ew.float()
     kw = dict(n_nodes=207, hidden_size=8, heads=2, temporal_layers=1, spatial_layers=1, graph_conv="gcn")
     for data, convention, mirrored in ((metr_la, "ours", False), (tsl_data, "tsl", False), (tsl_data, "ours", True)):
-        dm = metr_la_datamodule(data, covariates="calendar", batch_size=1, max_windows=2)
+        dm = tsl_datamodule(data, covariates="calendar", batch_size=1, max_windows=2)
         dm.setup()
         batch = next(iter(dm.test_dataloader()))
         torch.manual_seed(0)
@@ -169,7 +169,7 @@ def test_tsl_model_class_idiom_builds_the_named_variant(datamodules, tmp_path):
     predictor = Predictor(model_class=cls, model_kwargs=model_kwargs, optim_class=torch.optim.Adam,
                           optim_kwargs={"lr": 1e-2}, loss_fn=MaskedMAE())
     layers = attention_layers(predictor.model)
-    assert layers and all(m.diag == "penalty" and float(m.penalty) == pytest.approx(-0.05) for m in layers)
+    assert layers and all(m.diag == "penalty" and float(m.regularizer.penalty) == pytest.approx(-0.05) for m in layers)
     assert isinstance(predictor.model, stgnn_diag.models.TTSForecaster)
     trainer = _trainer(tmp_path)
     trainer.fit(predictor, datamodule=datamodules["calendar"])

@@ -6,7 +6,7 @@ import pytest
 import torch
 
 import stgnn_diag
-from stgnn_diag.sensitivity import (CheckpointFormatError, build_model, check_window_index, cli, metr_la_window,
+from stgnn_diag.sensitivity import (CheckpointFormatError, build_model, check_window_index, cli, dataset_window,
                                     read_checkpoint)
 import stgnn_diag.sensitivity.data as data_mod
 
@@ -20,7 +20,7 @@ def parse(argv):
 @pytest.fixture
 def loaded(monkeypatch, metr_la):
     """Serve the session's METR-LA instead of loading it again."""
-    monkeypatch.setattr(data_mod, "MetrLA", lambda *a, **k: metr_la)
+    monkeypatch.setattr(data_mod, "get_dataset", lambda *a, **k: metr_la)
     return metr_la
 
 
@@ -116,7 +116,7 @@ def test_checkpoint_without_a_buffer_keeps_the_constructor_value(tmp_path):
 
 
 def test_window_index_checks(metr_la):
-    w = metr_la_window(-1, "val", dataset=metr_la)
+    w = dataset_window(-1, "val", dataset=metr_la)
     assert w.index == w.n_windows - 1 and w.x.shape == (12, 207, 1) and w.u.shape == (12, 8)
     with pytest.raises(IndexError, match="valid indices 0 .. 9"):
         check_window_index(10, 10, "test")

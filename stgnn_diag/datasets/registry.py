@@ -1,0 +1,90 @@
+"""Data sets by name: ``get_dataset("metr_la", root=...)``, ``list_datasets()``.
+
+A data set is a :class:`~stgnn_diag.datasets.base.SensorDataset` subclass decorated with
+:func:`register_dataset`; its ``key`` is the name every command and result file uses (``--dataset``)::
+
+    @register_dataset
+    class MyCity(SensorDataset):
+        key, name, layout = "my_city", "My City", Layout(folder="my_city", ...)
+
+The built-in entries (``metr_la``, ``pems_bay``) register when :mod:`stgnn_diag.datasets` is imported.
+"""
+from __future__ import annotations
+
+import difflib
+from pathlib import Path
+from typing import Dict, List, Optional, Type
+
+#: The data set every command uses when none is named.
+DEFAULT_DATASET = "metr_la"
+
+_REGISTRY: Dict[str, type] = {}
+
+
+def register_dataset(cls: Type) -> Type:
+    """Class decorator: register a :class:`~stgnn_diag.datasets.base.SensorDataset` subclass by its ``key``."""
+    key = getattr(cls, "key", "")
+    if not key or not key.isidentifier():
+        raise ValueError(f"{cls.__name__}.key must be a lower-case identifier (e.g. 'metr_la'), got {key!r}")
+    if key in _REGISTRY and _REGISTRY[key] is not cls:
+        raise ValueError(f"a data set named {key!r} is already registered ({_REGISTRY[key].__name__})")
+    _REGISTRY[key] = cls
+    return cls
+
+
+def list_datasets() -> List[str]:
+    """The registered data set names, sorted."""
+    _load_builtin()
+    return sorted(_REGISTRY)
+
+
+def dataset_class(name: str) -> type:
+    """The class registered as ``name``; a ``ValueError`` with the close names for an unknown one."""
+    _load_builtin()
+    if name not in _REGISTRY:
+        close = difflib.get_close_matches(str(name), _REGISTRY, n=3)
+        hint = f" Did you mean {', '.join(close)}?" if close else ""
+        raise ValueError(f"Unknown data set {name!r}; known: {', '.join(sorted(_REGISTRY))}.{hint}")
+    return _REGISTRY[name]
+
+
+def display_name(name: str) -> str:
+    """The display name of data set ``name`` (``"METR-LA"``); ``name`` itself if it is not registered."""
+    _load_builtin()
+    return _REGISTRY[name].name if name in _REGISTRY else name
+
+
+def check_dataset_name(name: str) -> str:
+    """``name`` if it is registered, else the ``ValueError`` of :func:`dataset_class`."""
+    dataset_class(name)
+    return name
+
+
+def get_dataset(name: str = DEFAULT_DATASET, root=None, **kwargs):
+    """Load the data set registered as ``name``.
+
+    Args:
+        name: ``"metr_la"``, ``"pems_bay"``, or any registered key (:func:`list_datasets`).
+        root: data root (folder containing the data set folder), or the data set folder itself;
+            ``None``: ``$STGNN_DIAG_DATA``, then the default folder.
+        **kwargs: passed to the class (``download``, ``base_url``, ``speed_format``, ``progress``).
+    """
+    return dataset_class(name)(root, **kwargs)
+
+
+def resolve_data_root(root=None, *, dataset: str = DEFAULT_DATASET, download: bool = True,
+                      base_url: Optional[str] = None, progress: bool = True) -> Path:
+    """Find (or download) data set ``dataset`` and return its data root
+    (see :mod:`stgnn_diag.datasets.root` for the order)."""
+    return dataset_class(dataset).resolve_root(root, download=download, base_url=base_url, progress=progress)
+
+
+def dataset_dir(root, dataset: str = DEFAULT_DATASET) -> Path:
+    """The folder of data set ``dataset`` for a data root (``root / "metr_la"``, or ``root`` if it is one)."""
+    from .root import layout_dir
+
+    return layout_dir(root, dataset_class(dataset).layout)
+
+
+def _load_builtin() -> None:
+    from . import metr_la, pems_bay  # noqa: F401  (they register themselves)
