@@ -34,6 +34,11 @@ PathLike = Union[str, os.PathLike]
 Fetch = Callable[[Path, Optional[str], bool], None]
 
 
+class DataNotFoundError(FileNotFoundError):
+    """A data set is not where it was looked for and could not be downloaded there (the message says where
+    it looked, what is missing, why the download failed and how to point the library at the files)."""
+
+
 def default_data_root() -> Path:
     """The default data root.
 
@@ -83,7 +88,8 @@ def find_data_root(root: Optional[PathLike], layout: Layout, fetch: Fetch, *, ti
 
     Raises:
         FileNotFoundError: files missing and no download possible (says what is missing and what to do);
-            or a root given by argument / environment that does not exist.
+            or a root given by argument / environment that does not exist. :class:`DataNotFoundError`
+            (a ``FileNotFoundError``) when the download failed; no folder it created is left behind.
     """
     target, source = _target_root(root)
     folder = layout_dir(target, layout)
@@ -96,7 +102,20 @@ def find_data_root(root: Optional[PathLike], layout: Layout, fetch: Fetch, *, ti
                                 f"that contains {layout.folder}/ (e.g. STGNN_DIAG_DATA=../shared/data), or create "
                                 f"it to download {title} into it.")
     if download:
-        fetch(folder, base_url or os.environ.get(ENV_URL), progress)
+        url = base_url or os.environ.get(ENV_URL)
+        created = [p for p in (folder, *folder.parents) if not p.exists()]
+        try:
+            fetch(folder, url, progress)
+        except OSError as err:  # DownloadError (no network, HTTP error) and disk errors
+            for p in created:  # leave no empty folders behind (the deepest first)
+                if p.is_dir() and not any(p.iterdir()):
+                    p.rmdir()
+            missing = ", ".join(layout.missing_files(folder))
+            raise DataNotFoundError(
+                f"{title} is not in {folder} (chosen from {source}; missing: {missing}) and could not be "
+                f"downloaded: {err}. If you have the files, point ${ENV_ROOT} (or --data-root / root=...) at the "
+                f"folder that contains {layout.folder}/ (e.g. export STGNN_DIAG_DATA=../shared/data); "
+                f"see datasets/README.md.") from err
         return target
     missing = ", ".join(layout.missing_files(folder))
     raise FileNotFoundError(

@@ -75,6 +75,7 @@ def test_without_a_mirror_the_public_tsl_archive_is_used(tmp_path, monkeypatch, 
     """No base URL: resolve_data_root falls back to tsl's archive (served here on 127.0.0.1)."""
     from stgnn_diag.datasets import MetrLA, tsl_archive
     from stgnn_diag.datasets.download import DownloadError
+    from stgnn_diag.datasets.root import DataNotFoundError
     from .test_sensor_graph import _tsl_zip
 
     monkeypatch.delenv("STGNN_DIAG_DATA_URL", raising=False)
@@ -86,9 +87,10 @@ def test_without_a_mirror_the_public_tsl_archive_is_used(tmp_path, monkeypatch, 
     root = resolve_data_root(tmp_path / "fresh", progress=False)
     assert MetrLA(root, download=False).sensor_ids == data["ids"]
     monkeypatch.setattr(tsl_archive, "TSL_METR_LA_URL", "http://127.0.0.1:9/download")
-    with pytest.raises(DownloadError):
+    with pytest.raises(DataNotFoundError, match=r"could not be downloaded.*export STGNN_DIAG_DATA=") as err:
         resolve_data_root(tmp_path / "offline", progress=False)
-    assert not any((tmp_path / "offline").rglob("*.zip"))
+    assert isinstance(err.value.__cause__, DownloadError) and "metr-la.npz" in str(err.value)
+    assert list((tmp_path / "offline").iterdir()) == []  # no zip, and no empty metr_la/ left behind
 
 
 def test_explicit_root_is_not_swapped_for_env(roots, tmp_path):
