@@ -29,6 +29,7 @@ def _train(args) -> int:
     from .bench.grid import parse_key_values
     from .datasets import DEFAULT_DATASET, check_dataset_name
     from .training import TrainConfig, evaluate, train
+    from .training.budgets import budget_overrides
 
     overrides = parse_key_values(args.set)
     if args.hidden_size is not None:
@@ -39,9 +40,7 @@ def _train(args) -> int:
     cfg = TrainConfig(model=args.model, out=out, dataset=dataset, protocol=args.protocol, horizon=args.horizon, window=args.window,
                       budget=args.budget, seed=args.seed, covariates=args.covariates, data_root=args.data_root,
                       model_overrides=overrides or None, max_windows=args.max_windows,
-                      max_epochs=args.max_epochs, batch_size=args.batch_size,
-                      limit_train_batches=args.limit_train_batches, limit_val_batches=args.limit_val_batches,
-                      lr=args.lr, patience=args.patience, max_steps=args.max_steps, max_time=args.max_time,
+                      **budget_overrides(args), max_steps=args.max_steps, max_time=args.max_time,
                       accelerator=args.accelerator, devices=args.devices,
                       strategy=args.strategy, num_nodes=args.num_nodes, progress=not args.no_progress,
                       resume=args.resume, overwrite=args.overwrite, diag_schedule=args.diag_schedule)

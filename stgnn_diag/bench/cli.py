@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, Dict
 
 from ..training.budgets import add_budget_arguments
-from .grid import GridError, GridSpec, parse_key_values
+from .grid import BUDGET_OVERRIDE_KEYS, GridError, GridSpec, parse_key_values
 
 __all__ = ["add_parser", "grid_from_args", "run"]
 
@@ -95,8 +95,7 @@ def grid_from_args(args: argparse.Namespace) -> GridSpec:
     if not base.get("models"):
         raise GridError("Give --models (names, patterns, baselines) or a --grid file.")
     overrides = dict(base.get("overrides") or {})
-    for key in ("max_epochs", "batch_size", "limit_train_batches", "limit_val_batches", "lr", "patience",
-                "max_windows"):
+    for key in BUDGET_OVERRIDE_KEYS:
         value = getattr(args, key)
         if value is not None:
             overrides[key] = value

@@ -39,15 +39,14 @@ from pathlib import Path
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
 from ..datasets.registry import DEFAULT_DATASET
+from ..training.budgets import OVERRIDABLE
 
 __all__ = ["BUDGET_OVERRIDE_KEYS", "GridError", "GridSpec", "Unit", "budget_label", "expand_models",
            "is_cpu_budget", "model_slug"]
 
-#: Budget / evaluation overrides a grid may set for all its units, with their short form in labels.
-BUDGET_OVERRIDE_KEYS: Dict[str, str] = {
-    "max_epochs": "e", "batch_size": "b", "limit_train_batches": "tb", "limit_val_batches": "vb",
-    "lr": "lr", "patience": "p", "max_windows": "w",
-}
+#: Budget / evaluation overrides a grid may set for all its units, with their short form in labels: the
+#: budget knobs (:data:`stgnn_diag.training.budgets.OVERRIDABLE`) and ``max_windows`` (thins every split).
+BUDGET_OVERRIDE_KEYS: Dict[str, str] = {**{k: short for k, (_, short) in OVERRIDABLE.items()}, "max_windows": "w"}
 
 _PATTERN_CHARS = set("*?[")
 

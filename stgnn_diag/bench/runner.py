@@ -51,7 +51,8 @@ from pathlib import Path
 from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Union
 
 from ..datasets.registry import DEFAULT_DATASET
-from .grid import GridError, GridSpec, Unit, is_cpu_budget, result_settings
+from ..training.budgets import budget_overrides
+from .grid import BUDGET_OVERRIDE_KEYS, GridError, GridSpec, Unit, is_cpu_budget, result_settings
 
 __all__ = ["ERROR_JSON", "Outcome", "RESULT_JSON", "RUN_DIR", "SCHEMA", "GridRun", "load_result", "machine_info",
            "run_grid", "run_unit", "unit_state"]
@@ -215,10 +216,9 @@ def _check_run_config(unit: Unit, run: Path) -> None:
         return
     cfg = {"dataset": DEFAULT_DATASET, **json.loads(path.read_text())}
     ov = dict(unit.overrides)
-    want = {"model": unit.model, "dataset": unit.dataset, "protocol": unit.protocol, "horizon": unit.horizon, "window": unit.window,
-            "budget": unit.budget, "seed": unit.seed, "model_overrides": dict(unit.model_overrides) or None,
-            **{k: ov.get(k) for k in ("max_windows", "max_epochs", "batch_size", "limit_train_batches",
-                                      "limit_val_batches", "lr", "patience")}}
+    want = {"model": unit.model, "dataset": unit.dataset, "protocol": unit.protocol, "horizon": unit.horizon,
+            "window": unit.window, "budget": unit.budget, "seed": unit.seed,
+            "model_overrides": dict(unit.model_overrides) or None, **{k: ov.get(k) for k in BUDGET_OVERRIDE_KEYS}}
     want = _roundtrip(want)
     diff = {k: (cfg.get(k), v) for k, v in want.items() if cfg.get(k) != v}
     if diff:
@@ -248,14 +248,11 @@ def _train_config(unit: Unit, out: Path, *, data_root, accelerator, devices, pro
     from ..training import TrainConfig
 
     ov = dict(unit.overrides)
-    return TrainConfig(model=unit.model, out=str(out), dataset=unit.dataset, protocol=unit.protocol, horizon=unit.horizon,
-                       window=unit.window, budget=unit.budget, seed=unit.seed,
+    return TrainConfig(model=unit.model, out=str(out), dataset=unit.dataset, protocol=unit.protocol,
+                       horizon=unit.horizon, window=unit.window, budget=unit.budget, seed=unit.seed,
                        data_root=str(data_root) if data_root else None,
                        model_overrides=dict(unit.model_overrides) or None, max_windows=ov.get("max_windows"),
-                       max_epochs=ov.get("max_epochs"), batch_size=ov.get("batch_size"),
-                       limit_train_batches=ov.get("limit_train_batches"),
-                       limit_val_batches=ov.get("limit_val_batches"), lr=ov.get("lr"), patience=ov.get("patience"),
-                       accelerator=accelerator, devices=devices, progress=progress, resume=resume,
+                       **budget_overrides(ov), accelerator=accelerator, devices=devices, progress=progress, resume=resume,
                        overwrite=overwrite)
 
 
@@ -294,8 +291,7 @@ def run_unit(unit: Unit, results_dir: Union[str, Path], *, data_root=None, accel
     rss_before = _rss_mb()
     t0 = time.perf_counter()
     ov = dict(unit.overrides)
-    budget = get_budget(unit.budget).with_overrides(**{k: ov.get(k) for k in (
-        "max_epochs", "batch_size", "limit_train_batches", "limit_val_batches", "lr", "patience")})
+    budget = get_budget(unit.budget).with_overrides(**budget_overrides(ov))
     if unit.kind == "baseline":
         from ..training import evaluate
 

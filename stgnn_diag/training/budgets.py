@@ -88,13 +88,22 @@ def get_budget(name: str) -> Budget:
     return BUDGETS[name]
 
 
-#: Budget fields a command line may override (``--max-epochs`` ... ``--patience``), with their types.
-OVERRIDABLE = {"max_epochs": int, "batch_size": int, "limit_train_batches": int, "limit_val_batches": int,
-               "lr": float, "patience": int}
+#: The budget knobs a run may override, declared once: field -> (type, short form in a bench budget label).
+#: The command-line flags (``--max-epochs`` ...), ``TrainConfig``'s fields, the grid's ``overrides`` keys and
+#: the budget labels (``cpu-small+e1-b8``) are all derived from it.
+OVERRIDABLE = {"max_epochs": (int, "e"), "batch_size": (int, "b"), "limit_train_batches": (int, "tb"),
+               "limit_val_batches": (int, "vb"), "lr": (float, "lr"), "patience": (int, "p")}
+
+
+def budget_overrides(source) -> Dict:
+    """``{knob: value}`` for every :data:`OVERRIDABLE` knob of ``source`` (an object with those attributes,
+    such as parsed arguments or a ``TrainConfig``, or a mapping); absent knobs are ``None``."""
+    get = source.get if isinstance(source, dict) else (lambda k: getattr(source, k, None))
+    return {k: get(k) for k in OVERRIDABLE}
 
 
 def add_budget_arguments(parser) -> None:
-    """Add ``--max-epochs``, ``--batch-size``, ``--limit-train-batches``, ``--limit-val-batches``,
-    ``--lr`` and ``--patience`` (None: the preset's value) to an argparse parser or group."""
-    for field, typ in OVERRIDABLE.items():
+    """Add one ``--<knob>`` flag per :data:`OVERRIDABLE` knob (None: the preset's value) to an argparse
+    parser or group."""
+    for field, (typ, _) in OVERRIDABLE.items():
         parser.add_argument("--" + field.replace("_", "-"), type=typ, help=f"override the budget's {field}")

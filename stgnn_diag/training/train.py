@@ -17,7 +17,7 @@ from lightning.pytorch.utilities.rank_zero import rank_zero_only
 
 from ..datasets import DEFAULT_DATASET, check_dataset_name, get_dataset, make_splits
 from ..zoo import check_model_name, get_entry
-from .budgets import Budget, get_budget
+from .budgets import Budget, budget_overrides, get_budget
 from .data import WindowDataModule
 from ..nn import DiagonalSchedule
 from .ddp_check import RankAgreement
@@ -49,7 +49,7 @@ class TrainConfig:
     data_root: Optional[str] = None
     model_overrides: Optional[Dict[str, Any]] = None
     max_windows: Optional[int] = None     # thin every split (tests / smoke runs)
-    # budget overrides (None: the preset's value)
+    # budget overrides (None: the preset's value): one field per budgets.OVERRIDABLE knob
     max_epochs: Optional[int] = None
     batch_size: Optional[int] = None
     limit_train_batches: Optional[int] = None
@@ -197,9 +197,7 @@ def train(cfg: TrainConfig) -> Dict[str, Any]:
                          f"{torch.__version__}); train with --accelerator cpu.")
     quiet_lightning()
     keep_freed_memory()
-    budget = get_budget(cfg.budget).with_overrides(
-        max_epochs=cfg.max_epochs, batch_size=cfg.batch_size, limit_train_batches=cfg.limit_train_batches,
-        limit_val_batches=cfg.limit_val_batches, lr=cfg.lr, patience=cfg.patience)
+    budget = get_budget(cfg.budget).with_overrides(**budget_overrides(cfg))
     out = Path(cfg.out)
     max_time = _check_length(cfg)
     config = {k: v for k, v in vars(cfg).items() if k not in ("resume", "overwrite", "progress")}
