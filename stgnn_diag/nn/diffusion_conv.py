@@ -77,8 +77,8 @@ class DiffusionConv(MessagePassing):
 
     def _support(self, edge_index: Tensor, weight: Tensor, n: int, x: Tensor) -> Optional[Tensor]:
         """The propagation matrix ``S[target, source]`` ``[n, n]`` for ``x``: sparse CSR on the CPU
-        outside ``torch.func`` transforms, dense up to ``dense_max_nodes`` nodes, else None (PyG's
-        gather / scatter ``propagate``).
+        outside ``torch.func`` transforms and ``torch.compile``, dense up to ``dense_max_nodes`` nodes, else
+        None (PyG's gather / scatter ``propagate``).
 
         Measured on 2 CPU cores, METR-LA's 207 nodes and 1,722 edges, ``S @ X`` fwd + bwd for X
         ``[207, 12,288]`` (batch 32 x 12 steps x 32 channels): CSR 10 ms, dense 51 ms, torch_sparse's
@@ -87,8 +87,8 @@ class DiffusionConv(MessagePassing):
         """
         mode = self.propagation
         if mode == "auto":
-            mode = "csr" if x.device.type == "cpu" and not _functorch_active() else \
-                "dense" if n <= self.dense_max_nodes else "scatter"
+            plain_cpu = x.device.type == "cpu" and not _functorch_active() and not torch.compiler.is_compiling()
+            mode = "csr" if plain_cpu else "dense" if n <= self.dense_max_nodes else "scatter"
         if mode == "csr":
             idx = torch.stack([edge_index[1], edge_index[0]])
             coo = torch.sparse_coo_tensor(idx, weight.to(x.dtype), (n, n), device=x.device, check_invariants=False)
@@ -105,8 +105,13 @@ class DiffusionConv(MessagePassing):
                  ) -> List[Tuple[Tensor, Tensor, Optional[Tensor]]]:
         """``(edge_index, weights, propagation matrix or None)`` of each fixed support (forward, then
         backward when bidirectional), cached for the last graph seen while its tensors are unchanged
-        and the weights need no gradient (the same graph on every call is the common case)."""
+        and the weights need no gradient (the same graph on every call is the common case). Inside
+        ``torch.compile`` they are part of the graph (no cache: the compiler keeps what it can)."""
         n = x.size(-2)
+        if torch.compiler.is_compiling():
+            directions = [edge_index, edge_index.flip(0)] if self.bidirectional else [edge_index]
+            return [(ei, w, self._support(ei, w, n, x))
+                    for ei, w in ((ei, random_walk_weights(ei, edge_weight, n)) for ei in directions)]
         graph = (edge_index, edge_weight)  # compared by identity, then their in-place versions and the call
         key = (edge_index._version, None if edge_weight is None else edge_weight._version, n, x.dtype, x.device,
                _functorch_active())

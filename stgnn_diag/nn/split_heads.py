@@ -55,4 +55,6 @@ def split_heads(qkv: Tensor) -> Tuple[Tensor, Tensor, Tensor]:
     """
     if qkv.dim() != 6 or qkv.size(3) != 3:
         raise ValueError(f"qkv must have shape [b, t, n, 3, heads, dk], got {tuple(qkv.shape)}.")
+    if torch.compiler.is_compiling():  # the compiler fuses the plain split itself (no custom Function in a graph)
+        return tuple(s.contiguous() for s in qkv.permute(*_ORDER).unbind(0))
     return _SplitHeads.apply(qkv)
