@@ -18,6 +18,7 @@ from lightning.pytorch.utilities.rank_zero import rank_zero_only
 from ..datasets import DEFAULT_DATASET, check_dataset_name, get_dataset, make_splits
 from ..zoo import check_model_name, get_entry
 from .budgets import Budget, budget_overrides, get_budget
+from .checkpoint_io import AtomicCheckpointIO
 from .data import WindowDataModule
 from ..nn import DiagonalSchedule
 from .ddp_check import RankAgreement
@@ -250,7 +251,7 @@ def _fit_and_test(cfg: TrainConfig, budget: Budget, config: Dict[str, Any], max_
         accelerator=cfg.accelerator, devices=cfg.devices, strategy=cfg.strategy, num_nodes=cfg.num_nodes,
         callbacks=callbacks, logger=CSVLogger(out / LOGS, name="", version=attempt), enable_progress_bar=cfg.progress,
         use_distributed_sampler=False, deterministic=_deterministic(cfg.accelerator), enable_model_summary=False,
-        default_root_dir=out, num_sanity_val_steps=0,
+        default_root_dir=out, num_sanity_val_steps=0, plugins=[AtomicCheckpointIO()],
         log_every_n_steps=max(1, min(50, module.steps_per_epoch)))
     env = environment()  # the code that trains is the code at the start, whatever is committed meanwhile
     device = _device_name(cfg.accelerator)
