@@ -2,10 +2,10 @@
 
 Usage::
 
-    STGNN_DIAG_DATA=../shared/data python -m stgnn_diag.sensitivity.report --out docs/sensitivity
+    STGNN_DIAG_DATA=../shared/data python -m stgnn_diag.sensitivity.report --out docs/sensitivity --pretrained
 
 Models: the five T&S variants of the diagonal-sink paper and their TTS counterparts (hidden 32 by
-default). Weights: the first checkpoint of the model in the ``--checkpoints`` folders (``stgnn-diag train``
+default). Weights: with ``--pretrained``, the zoo's shipped weights (nothing is trained); else the first checkpoint of the model in the ``--checkpoints`` folders (``stgnn-diag train``
 runs ``<model>-*/checkpoints/last.ckpt`` or ``stgnn-diag bench`` units ``<model>__*/run/checkpoints/last.ckpt``), otherwise a
 brief built-in training (``--train-steps``, default 100 steps of batch 16; 0 = untrained). The
 README states which was used. Everything is seeded; on CPU the numbers are reproducible.
@@ -34,6 +34,8 @@ def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--out", default="docs/sensitivity")
     p.add_argument("--data-root")
+    p.add_argument("--pretrained", nargs="?", const=True, metavar="TAG",
+                   help="analyse the zoo's shipped weights (each entry's default tag, or TAG); no training")
     p.add_argument("--checkpoints", nargs="+", metavar="FOLDER",
                    help="folders of training runs (<model>-*/checkpoints/last.ckpt) or bench results "
                         "(<model>__*/run/checkpoints/last.ckpt), searched in order; a model found in none is "

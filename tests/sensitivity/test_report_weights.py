@@ -28,3 +28,14 @@ def test_short_source_names_the_bench_unit():
     assert short_source("untrained (seeded initialisation)") == "untrained"
     assert short_source("brief training: 100 AdamW steps of 16 windows (lr 3e-3), last-20-step loss 0.215 "
                         "(scaled MAE)") == "100 steps, loss 0.215"
+
+
+def test_pretrained_weights_are_a_source():
+    """``--pretrained``: the entry's shipped weights, named with their tag and seed in the tables."""
+    import argparse
+
+    from stgnn_diag.sensitivity.findings.models import get_model
+
+    model, src = get_model("tts_attn_mask", argparse.Namespace(pretrained=True), splits=None)
+    assert not model.training and src.startswith("pretrained `tts_attn_mask.metr_la_cpu15`")
+    assert short_source(src) == "shipped metr_la_cpu15 s0"

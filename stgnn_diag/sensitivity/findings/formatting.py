@@ -10,6 +10,9 @@ def short_source(src: str) -> str:
         steps = src.split(":")[1].split("AdamW")[0].strip()
         loss = src.rsplit("loss", 1)[1].split("(")[0].strip()
         return f"{steps} steps, loss {loss}"
+    if src.startswith("pretrained"):  # pretrained `<name>.<tag>` (<budget>, seed <s>, ...)
+        tag = src.split("`")[1].split(".", 1)[1]
+        return f"shipped {tag} s{src.split('seed ')[1].split(',')[0]}"
     if src.startswith("checkpoint"):  # a bench unit folder <model>__<protocol>__h<H>__<budget label>__s<seed>
         unit = next((c for c in src.split("`")[1].split("/") if c.count("__") >= 3), None) if "`" in src else None
         return "checkpoint" if unit is None else "checkpoint, " + " ".join(unit.split("__")[-2:])

@@ -73,7 +73,15 @@ def find_checkpoint(name: str, folders: Sequence[str]) -> Optional[str]:
 
 
 def get_model(name: str, args, splits) -> (torch.nn.Module, str):
-    """The model and a one-line description of where its weights come from."""
+    """The model and a one-line description of where its weights come from: the entry's shipped weights
+    (``args.pretrained``: True or a tag), else the first checkpoint in ``args.checkpoints``, else a brief
+    training."""
+    if getattr(args, "pretrained", None):
+        model = create_model(name, pretrained=args.pretrained).eval()
+        c, k = model.pretrained_cfg, model.pretrained_cfg["model_kwargs"]
+        return model, (f"pretrained `{name}.{c['tag']}` ({c['budget']}, seed {c['seed']}, hidden "
+                       f"{k.get('hidden_size', 'default')}, {k.get('exog_size', 0)} covariate channels; "
+                       f"models/weights/{c['weights']})")
     folders = [args.checkpoints] if isinstance(args.checkpoints, str) else (args.checkpoints or [])
     path = find_checkpoint(name, folders)
     if path is not None:
