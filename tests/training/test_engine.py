@@ -154,14 +154,29 @@ def test_nan_loss_stops_with_a_clear_error(tmp_path, metr_la_root):
         module.training_step(batch, 0)
 
 
-def _train_until_checkpoint_then(sig, out, root, while_running=None):
-    """Start a real training process, send it ``sig`` after its first mid-epoch checkpoint (after calling
-    ``while_running()``, if given); its argv."""
-    args = [sys.executable, "-m", "stgnn_diag.cli", "train", "--model", "tts_attn_none", "--out", str(out),
+def _train_argv(out, root):
+    """The command line of the interrupted runs below (80 steps, a periodic checkpoint every 25)."""
+    return [sys.executable, "-m", "stgnn_diag.cli", "train", "--model", "tts_attn_none", "--out", str(out),
             "--data-root", str(root), "--max-windows", "800", "--max-epochs", "2",
             "--batch-size", "8", "--limit-train-batches", "40", "--limit-val-batches", "2", "--hidden-size", "8",
             "--set", "heads=2", "--set", "temporal_layers=1", "--set", "spatial_layers=1",
             "--no-progress", "--no-baselines"]
+
+
+@pytest.fixture(scope="module")
+def uninterrupted(tmp_path_factory, metr_la_root):
+    """Test metrics of the run of :func:`_train_argv` never interrupted (what a resumed run must equal)."""
+    out = tmp_path_factory.mktemp("straight") / "run"
+    once = subprocess.run(_train_argv(out, metr_la_root), env={**os.environ, "PYTHONUNBUFFERED": "1"},
+                          capture_output=True, text=True, timeout=600)
+    assert once.returncode == 0, once.stderr[-2000:]
+    return json.loads((out / "metrics.json").read_text())["metrics"]
+
+
+def _train_until_checkpoint_then(sig, out, root, while_running=None):
+    """Start a real training process, send it ``sig`` after its first mid-epoch checkpoint (after calling
+    ``while_running()``, if given); its argv."""
+    args = _train_argv(out, root)
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     proc = subprocess.Popen(args, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     ckpt = out / "checkpoints" / "last.ckpt"
@@ -177,8 +192,9 @@ def _train_until_checkpoint_then(sig, out, root, while_running=None):
     return args, env
 
 
-def test_killed_mid_epoch_then_resumed(tmp_path, metr_la_root):
-    """SIGKILL a real training process after its first mid-epoch checkpoint, then --resume it."""
+def test_killed_mid_epoch_then_resumed(tmp_path, metr_la_root, uninterrupted):
+    """SIGKILL a real training process after its first mid-epoch checkpoint, then --resume it: the steps since
+    that checkpoint are trained again, on the same batches, so the result is the uninterrupted run's."""
     out = tmp_path / "killed"
 
     def second_run_on_the_live_folder():  # refused, and --overwrite deletes nothing of the live run
@@ -204,9 +220,10 @@ def test_killed_mid_epoch_then_resumed(tmp_path, metr_la_root):
     assert first == {"attempt": "attempt0", "recorded": False}
     assert second["attempt"] == "attempt1" and second["device"] == "cpu" and second["finished"] is True
     assert result["train_time_complete"] is False and result["train_time_s"] == second["fit_s"]
+    assert result["metrics"] == pytest.approx(uninterrupted, rel=1e-5)
 
 
-def test_ctrl_c_then_resumed_adds_up_both_attempts(tmp_path, metr_la_root):
+def test_ctrl_c_then_resumed_adds_up_both_attempts(tmp_path, metr_la_root, uninterrupted):
     """SIGINT (Ctrl-C): Lightning shuts down, the attempt is recorded; the resumed run's time is the sum."""
     out = tmp_path / "interrupted"
     args, env = _train_until_checkpoint_then(signal.SIGINT, out, metr_la_root)
@@ -224,12 +241,7 @@ def test_ctrl_c_then_resumed_adds_up_both_attempts(tmp_path, metr_la_root):
     # the resumed epoch trained on the batches the uninterrupted run would have (the loader's place is in the
     # checkpoint): the same test metrics as one run that was never interrupted
     assert "dataloader is not resumable" not in done.stderr
-    straight = tmp_path / "straight"
-    once = subprocess.run([a if a != str(out) else str(straight) for a in args], env=env, capture_output=True,
-                          text=True, timeout=600)
-    assert once.returncode == 0, once.stderr[-2000:]
-    expected = json.loads((straight / "metrics.json").read_text())["metrics"]
-    assert result["metrics"] == pytest.approx(expected, rel=1e-5)
+    assert result["metrics"] == pytest.approx(uninterrupted, rel=1e-5)
 
 
 def test_ddp_two_cpu_processes_agree(tmp_path, metr_la_root):
