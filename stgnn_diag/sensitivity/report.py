@@ -23,6 +23,7 @@ from ..datasets import DEFAULT_DATASET, get_dataset, make_splits
 # The report's pieces live in :mod:`stgnn_diag.sensitivity.findings`; their names stay importable from here.
 from .findings import (LABELS, VARIANTS, brief_train, fmt, get_model, last_attention_input, layer_paths, map_pattern,
                        measure_models, render, short_source, test_mae, write_figures)
+from .findings.measurements import data_facts
 from .sweep import SweepResult, sequence_length_sweep
 
 __all__ = ["main", "render", "VARIANTS", "LABELS", "brief_train", "test_mae", "get_model", "last_attention_input",
@@ -61,7 +62,7 @@ def main(argv=None) -> int:
     if args.render_only:
         saved = json.loads((out / "results.json").read_text())
         cfg = argparse.Namespace(**saved["config"])
-        (out / "README.md").write_text(render(saved["models"], SweepResult(saved["sweep"]), cfg, None,
+        (out / "README.md").write_text(render(saved["models"], SweepResult(saved["sweep"]), cfg, saved.get("data"),
                                               saved.get("seconds", 0.0)))
         print(f"rewrote {out / 'README.md'} from results.json")
         return 0
@@ -70,15 +71,17 @@ def main(argv=None) -> int:
                      progress=False)
     splits = make_splits(ds, "dcrnn")
     results, analyses = measure_models(args, ds, splits)
+    data = data_facts(ds)
 
     sweep = sequence_length_sweep(dim=64, heads=4, lengths=args.lengths, max_rows=args.sweep_rows, seed=args.seed,
                                   progress=not args.no_progress)
     sweep.write_csv(out / "length_sweep.csv")
     figs = write_figures(analyses, sweep, args, out)
 
-    (out / "results.json").write_text(json.dumps({"config": vars(args), "models": results, "sweep": sweep.rows,
-                                                  "seconds": time.time() - t_start}, indent=1, default=float))
-    (out / "README.md").write_text(render(results, sweep, args, ds, time.time() - t_start))
+    (out / "results.json").write_text(json.dumps({"config": vars(args), "data": data, "models": results,
+                                                  "sweep": sweep.rows, "seconds": time.time() - t_start},
+                                                 indent=1, default=float))
+    (out / "README.md").write_text(render(results, sweep, args, data, time.time() - t_start))
     print(f"wrote {out / 'README.md'} and {len(figs)} figures in {time.time() - t_start:.0f} s")
     return 0
 

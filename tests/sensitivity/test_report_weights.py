@@ -39,3 +39,21 @@ def test_pretrained_weights_are_a_source():
     model, src = get_model("tts_attn_mask", argparse.Namespace(pretrained=True), splits=None)
     assert not model.training and src.startswith("pretrained `tts_attn_mask.metr_la_cpu15`")
     assert short_source(src) == "shipped metr_la_cpu15 s0"
+
+
+def test_the_graph_facts_of_the_page_are_computed_from_the_graph():
+    """Sensors with no edge and pairs without a path, on a 6-node graph: {0, 1, 2} joined (one directed edge
+    each way of the chain), {3, 4} joined, 5 alone; pairs without a path: 3*3 + 2*4 + 1*5 = 22."""
+    import types
+
+    import numpy as np
+    import torch
+
+    from stgnn_diag.sensitivity.findings.markdown import _isolated_sentence
+    from stgnn_diag.sensitivity.findings.measurements import data_facts
+
+    ei = torch.tensor([[0, 1, 3, 5, 0], [1, 2, 4, 5, 0]])  # 5 -> 5 and 0 -> 0 are self-loops
+    ds = types.SimpleNamespace(name="Toy", adj=np.zeros((6, 6)), edge_index=ei)
+    facts = data_facts(ds)
+    assert facts == {"name": "Toy", "n_nodes": 6, "n_edges": 3, "isolated": [5], "unreachable_pairs": 22}
+    assert "One sensor (index 5)" in _isolated_sentence(facts) and "22 ordered" in _isolated_sentence(facts)

@@ -71,8 +71,27 @@ def map_pattern(m) -> Dict[str, float]:
 
 
 
+def data_facts(ds) -> Dict[str, object]:
+    """What the report says about the data set and its graph, computed from it: display name, sensors, edges
+    (self-loops excluded), the sensors with no edge to any other, and the ordered sensor pairs that no path
+    joins (hop distances ignore direction, as the report's profiles do)."""
+    from scipy.sparse import coo_matrix
+    from scipy.sparse.csgraph import connected_components
+
+    n = int(ds.adj.shape[0])
+    src, dst = ds.edge_index.numpy()
+    off = src != dst
+    g = coo_matrix((np.ones(int(off.sum())), (src[off], dst[off])), shape=(n, n))
+    _, labels = connected_components(g, directed=False)
+    sizes = np.bincount(labels)
+    degree = np.bincount(np.concatenate([src[off], dst[off]]), minlength=n)
+    return {"name": getattr(ds, "name", "the data set"), "n_nodes": n, "n_edges": int(off.sum()),
+            "isolated": [int(i) for i in np.flatnonzero(degree == 0)],
+            "unreachable_pairs": int(sum(int(s) * (n - int(s)) for s in sizes))}
+
+
 def measure_models(args, ds, splits) -> Tuple[Dict[str, dict], Dict[str, tuple]]:
-    """Analyse every ``<arrangement>_<variant>`` model of ``args`` on the METR-LA test split.
+    """Analyse every ``<arrangement>_<variant>`` model of ``args`` on the data set's test split.
 
     Jacobians on test window ``args.window`` (``x [T, N, F]``), attention averaged over
     ``args.attention_windows`` evenly spaced test windows, attention paths on 8 sensors.

@@ -7,10 +7,11 @@ from typing import Callable, Dict, List
 from .formatting import fmt, short_source
 
 
-def write_hops_section(add: Callable[[str], None], r: Dict[str, dict], arches: List[str], verdicts: dict) -> None:
+def write_hops_section(add: Callable[[str], None], r: Dict[str, dict], arches: List[str], verdicts: dict,
+                       data: Dict) -> None:
     """Table of hop / lag shares per model, figures, and the reading; sets ``verdicts["arrangements_differ"]``
     and ``verdicts["no_primacy"]`` when both ``tas_attn_none`` and ``tts_attn_none`` are present."""
-    add("## 1. T&S vs TTS on the METR-LA graph\n")
+    add(f"## 1. T&S vs TTS on the {data.get('name', 'sensor')} graph\n")
     add("| model | weights | test MAE (256 windows, mph) | share on own node (hop 0) | hop-0 / hop-1 | hop-0 / hop-2 | "
         "hop-0 / hop-3 | farthest hop reached | most recent lag share | oldest lag share | layer stack: same-step "
         "share |")
@@ -37,7 +38,8 @@ def write_hops_section(add: Callable[[str], None], r: Dict[str, dict], arches: L
             "(`hop_decay.png`, log scale): spatial over-squashing, as the over-squashing paper describes for "
             "message passing with `(S^L)_uv` factors. Three graph layers with K = 2 reach at most 6 hops "
             f"(T&S / TTS reach hop {tas['max_hop_reached']:g} / {tts['max_hop_reached']:g}); "
-            "sensors farther away, and the isolated sensor 26, have exactly zero influence.")
+            "sensors farther away" + (f", and the isolated sensor(s) {', '.join(map(str, data['isolated']))}, have"
+                                      if data.get("isolated") else " have") + " exactly zero influence.")
         hop1 = (tas["hop0_over_hop1"], tts["hop0_over_hop1"])
         hop3 = (tas["hop0_over_hop3"], tts["hop0_over_hop3"])
         same = max(hop3) / min(hop3) < 3 and max(hop1) / min(hop1) < 1.5
