@@ -1,4 +1,4 @@
-"""Shared fixtures: the real METR-LA data (never skipped: missing data is a failure)."""
+"""Shared fixtures: the real METR-LA data (missing data: a skip that says why, and a failure under CI=true)."""
 from __future__ import annotations
 
 import os
@@ -29,11 +29,11 @@ def metr_la_root() -> Path:
     root = Path(env).resolve() if env else SHARED_DATA  # a relative path must survive a test's chdir
     if not _has_metr_la(root):
         origin = "$STGNN_DIAG_DATA" if env else "the default ../shared/data"
-        pytest.fail(
-            f"METR-LA data not found under {root} (from {origin}). Set STGNN_DIAG_DATA to the "
-            f"folder containing metr_la/ (see datasets/README.md).",
-            pytrace=False,
-        )
+        why = (f"METR-LA data not found under {root} (from {origin}). Set STGNN_DIAG_DATA to the "
+               f"folder containing metr_la/ (see datasets/README.md).")
+        if os.environ.get("CI", "").lower() in ("true", "1"):  # CI: a real-data test never skips
+            pytest.fail(why, pytrace=False)
+        pytest.skip(why + " Skipped outside CI (CI=true makes it a failure).")
     return root
 
 
