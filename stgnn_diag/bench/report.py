@@ -15,6 +15,7 @@ from typing import Dict, Iterable, List, Optional, Union
 
 from .aggregate import METRICS, Row, Table, aggregate, build_tables, collect
 from .ordering import ordering_markdown
+from .figures import new_figure
 from .paper_table import DATASET as PAPER_DATASET
 from .paper_table import LABEL as PAPER_LABEL
 from .paper_table import paper_rows, paper_rows_markdown
@@ -214,25 +215,16 @@ def _step_key(s: str):
     return (1, 0) if s == "avg" else (0, int(s))
 
 
-def _figure(width: float, height: float):
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
-
-    fig = Figure(figsize=(width, height), dpi=100)
-    FigureCanvasAgg(fig)
-    return fig
-
-
 def _subtitle(table: Table) -> str:
     kind = "CPU budget" if table.cpu_budget else ("full budget" if table.full_budget else "reduced budget")
-    return (f"{table.dataset_name}, protocol {table.protocol}, horizon {table.horizon}, budget {table.budget_label} ({kind}), "
-            f"seeds {','.join(map(str, table.seeds())) or '-'}")
+    return (f"{table.dataset_name}, protocol {table.protocol}, horizon {table.horizon}, budget {table.budget_label} "
+            f"({kind}), seeds {','.join(map(str, table.seeds())) or '-'}")
 
 
 def plot_metric_vs_step(table: Table, path: Union[str, Path]) -> Path:
     """MAE / RMSE / MAPE at each evaluation step (3, 6, 12[, 24, 36]) per model, error bars = sample std."""
     steps = [int(c.split("@")[1]) for c in table.columns if c.startswith("mae@") and c != "mae@avg"]
-    fig = _figure(4.2 * len(METRICS), 3.8)
+    fig = new_figure(4.2 * len(METRICS), 3.8)
     axes = fig.subplots(1, len(METRICS))
     for ax, m in zip(axes, METRICS):
         for r in table.rows:
@@ -267,7 +259,7 @@ def plot_diag_variants(table: Table, path: Union[str, Path], metric: str = "mae"
         return None
     variants = list(VARIANTS)
     steps = [c.split("@")[1] for c in table.columns if c.startswith(f"{metric}@")]
-    fig = _figure(3.6 * len(steps), 3.8)
+    fig = new_figure(3.6 * len(steps), 3.8)
     axes = fig.subplots(1, len(steps), squeeze=False)[0]
     width = 0.8 / len(archs)
     letters = "abcde"

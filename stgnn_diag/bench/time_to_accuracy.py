@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Dict, List, Optional, Union
 
 from .aggregate import collect
+from .figures import new_figure
 
 #: A run folder's merged per-epoch log (:mod:`stgnn_diag.training.logs`).
 METRICS_CSV = "metrics.csv"
@@ -70,9 +71,8 @@ def plot_time_to_accuracy(curves: List[Curve], path: Union[str, Path], title: st
     minutes; returns the PNG path, or None without curves."""
     if not curves:
         return None
-    from .report import _figure
 
-    fig = _figure(6.4, 4.2)
+    fig = new_figure(6.4, 4.2)
     ax = fig.subplots()
     colours: Dict[str, str] = {}
     cycle = iter(f"C{i}" for i in range(1000))

@@ -41,8 +41,9 @@ def predict_split(module, splits, split: str = "test", batch_size: Optional[int]
         returns ``[windows, horizon, nodes]`` float32.
     """
     keep_freed_memory()
+    dev = module.scaler_mean.device
     if batch_size is None:
-        batch_size = scoring_batch_size(module.scaler_mean.device)
+        batch_size = scoring_batch_size(dev)
     ds: WindowDataset = splits[split]
     was_training = module.training
     module.eval()
@@ -50,7 +51,6 @@ def predict_split(module, splits, split: str = "test", batch_size: Optional[int]
     starts = range(0, len(ds), batch_size)
     for s in tqdm(starts, desc=f"predict {split}", disable=not progress, leave=False):
         batch = ds[slice(s, min(s + batch_size, len(ds)))]
-        dev = module.scaler_mean.device
         out.append(module(batch["x"].to(dev), batch["u"].to(dev))[..., 0].float().cpu().numpy())
     module.train(was_training)
     return np.concatenate(out)
