@@ -25,8 +25,8 @@ import pickle
 import tempfile
 import time
 import zipfile
-from pathlib import Path
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Dict, Optional
 
 from .._io import write_bytes, write_json
