@@ -55,3 +55,20 @@ def test_compiled_gradients_match_eager():
     torch.compile(model, fullgraph=True, backend="aot_eager")(x, EDGES, None, u).square().sum().backward()
     for k, p in model.named_parameters():
         torch.testing.assert_close(p.grad, eager[k], msg=k)
+
+
+@pytest.mark.parametrize("diag,kw", [("mask", {"causal": True}), ("dropout", {"diag_p": 0.3})])
+def test_the_fused_attention_path_compiles(diag, kw):
+    """The GPU path of TemporalAttention (``F.scaled_dot_product_attention`` with the regularizer as a float
+    mask; ``backend="sdpa"`` takes it on the CPU too) in one graph, equal to eager (evaluation mode)."""
+    from stgnn_diag.nn import TemporalAttention
+
+    torch.manual_seed(0)
+    layer = TemporalAttention(8, 2, diag=diag, backend="sdpa", **kw)
+    x = torch.randn(2, 12, 3, 8)
+    compiled = torch.compile(layer, fullgraph=True, backend="eager")
+    layer.train()
+    compiled(x).sum().backward()
+    layer.eval()
+    with torch.no_grad():
+        torch.testing.assert_close(compiled(x), layer(x))
