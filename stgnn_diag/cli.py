@@ -55,7 +55,9 @@ def _train(args) -> int:
     print(f"\nrun folder: {out}  (metrics.json, metrics.csv, loss_curve.png, checkpoints/)")
     length = (f", --max-time {args.max_time}: {result['global_steps']} steps (repeat with --max-steps "
               f"{result['schedule_steps']})") if args.max_time else ""
-    print(f"test set of {dataset}, protocol {args.protocol}, horizon {args.horizon}, budget {args.budget}{length}, "
+    from .datasets.registry import display_name
+
+    print(f"test set of {display_name(dataset)}, protocol {args.protocol}, horizon {args.horizon}, budget {args.budget}{length}, "
           f"trained {result['train_time_s']} s:\n")
     from .tables import format_metrics_table
 

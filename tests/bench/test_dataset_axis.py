@@ -60,7 +60,7 @@ def test_train_and_evaluate_take_the_data_set(bay_root, tmp_path, capsys):
             "--out", str(out), "--no-progress", *TINY_ARGS]
     assert main(argv) == 0
     printed = capsys.readouterr().out
-    assert "test set of pems_bay" in printed
+    assert "test set of PEMS-BAY" in printed
     metrics = json.loads((out / "metrics.json").read_text())
     assert metrics["dataset"] == "pems_bay" and json.loads((out / "config.json").read_text())["dataset"] == "pems_bay"
     assert main(["evaluate", "--checkpoint", str(out / "checkpoints" / "last.ckpt"), "--dataset", "metr_la",
