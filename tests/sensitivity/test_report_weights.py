@@ -57,3 +57,16 @@ def test_the_graph_facts_of_the_page_are_computed_from_the_graph():
     facts = data_facts(ds)
     assert facts == {"name": "Toy", "n_nodes": 6, "n_edges": 3, "isolated": [5], "unreachable_pairs": 22}
     assert "One sensor (index 5)" in _isolated_sentence(facts) and "22 ordered" in _isolated_sentence(facts)
+
+
+def test_the_architecture_sentences_come_from_the_model_config():
+    from stgnn_diag import create_model
+    from stgnn_diag.sensitivity.findings.markdown import _architectures
+    from stgnn_diag.sensitivity.findings.measurements import architecture
+
+    tas = architecture(create_model("tas_attn_none", n_nodes=5, n_layers=3, k=1))
+    tts = architecture(create_model("tts_attn_none", n_nodes=5, temporal_layers=1, spatial_layers=2))
+    assert (tas["temporal_layers"], tas["graph_layers"], tas["k"], tas["receptive_hops"]) == (3, 3, 1, 3)
+    assert tts["graph_on"] == "each node's window summary" and tts["receptive_hops"] == 2 * tts["k"]
+    text = _architectures({"tas_attn_none": {"architecture": tas}, "tts_attn_none": {"architecture": tts}})
+    assert text.startswith("T&S: 3 temporal attention + 3 graph layers") and "TTS: 1 temporal attention + 2" in text

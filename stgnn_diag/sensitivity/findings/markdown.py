@@ -44,6 +44,21 @@ def _isolated_sentence(data: dict) -> str:
             f"distance) and form the `unreachable` row of the profiles.")
 
 
+def _architectures(r: Dict[str, dict]) -> str:
+    """One clause per arrangement, from the ``architecture`` of its first model (section 1's models)."""
+    seen, parts = set(), []
+    for name, v in r.items():
+        a, arch = v.get("architecture"), name.rsplit("_", 1)[0]
+        if not a or arch in seen:
+            continue
+        seen.add(arch)
+        label = "T&S" if arch.startswith("tas") else "TTS" if arch.startswith("tts") else f"`{arch}`"
+        parts.append(f"{label}: {a['temporal_layers']} temporal attention + {a['graph_layers']} graph layers "
+                     f"({a['heads']} heads; diffusion convolution, K = {a['k']}, both directions"
+                     + (", plus a learned adjacency" if a["adaptive"] else "") + f"; graph layers on {a['graph_on']})")
+    return ("; ".join(parts) + ".") if parts else "architectures in `results.json`."
+
+
 def write_setup(add: Callable[[str], None], r: Dict[str, dict], args, seconds: float, data: dict) -> None:
     """Title, how the page was generated, and the setup (data, models, weights, Jacobians)."""
     name = data.get("name", "the data set")
@@ -68,9 +83,7 @@ def write_setup(add: Callable[[str], None], r: Dict[str, dict], args, seconds: f
     width = ("the width, embeddings and covariates stored with each model's weights (weights column of section 1), "
              f"hidden size {args.hidden_size} without covariates for a model without weights"
              if trained else f"hidden size {args.hidden_size}, no covariates")
-    add(f"- Models: zoo entries {', '.join('`' + n + '`' for n in r)}, {width}; "
-        "3 temporal + 3 graph sub-layers each (T&S: interleaved; TTS: all temporal first), 4 heads, "
-        "diffusion convolution (K = 2, both directions).")
+    add(f"- Models: zoo entries {', '.join('`' + n + '`' for n in r)}, {width}; " + _architectures(r))
     if trained:
         used = sorted({short_source(v["source"]) for v in r.values()})
         add("- Weights: " + "; ".join(used) + " (per model in the weights column of section 1; the weights "

@@ -71,6 +71,23 @@ def map_pattern(m) -> Dict[str, float]:
 
 
 
+def architecture(model) -> Dict[str, object]:
+    """What the report says about a model's structure, read from its configuration: temporal and graph
+    layers, heads, diffusion hops K, whether a learned (adaptive) adjacency joins every pair of sensors, where
+    the graph layers act, and the road-graph receptive field (graph layers x K hops)."""
+    cfg = dict(getattr(model, "config", {}) or {})
+    c = dict(cfg.get("model_kwargs", cfg))  # a zoo model's config: {"name", "model_kwargs"}
+    if "n_layers" in c:  # T&S: attention and graph layers alternate, on every step
+        temporal = graph = int(c["n_layers"])
+        on = "every step"
+    else:
+        temporal, graph = int(c.get("temporal_layers", 0)), int(c.get("spatial_layers", 0))
+        on = "each node's window summary" if c.get("spatial_on") == "summary" else "every step"
+    k = int(c.get("k", 1))
+    return {"temporal_layers": temporal, "graph_layers": graph, "heads": c.get("heads"), "k": k,
+            "adaptive": bool(c.get("adaptive")), "graph_on": on, "receptive_hops": graph * k}
+
+
 def data_facts(ds) -> Dict[str, object]:
     """What the report says about the data set and its graph, computed from it: display name, sensors, edges
     (self-loops excluded), the sensors with no edge to any other, and the ordered sensor pairs that no path
@@ -119,7 +136,8 @@ def measure_models(args, ds, splits) -> Tuple[Dict[str, dict], Dict[str, tuple]]
             analyses[name] = (res, att)
             means = [float(np.nanmean(res.profile.mean[i].numpy())) for i, hv in enumerate(res.profile.hops)
                      if math.isfinite(hv) and hv <= res.summary["max_hop_reached"]]
-            results[name] = {"source": source, "test_mae_256": test_mae(model, splits), **res.summary,
+            results[name] = {"source": source, "architecture": architecture(model),
+                             "test_mae_256": test_mae(model, splits), **res.summary,
                              "hop_step_factors": [a / b for a, b in zip(means[:-1], means[1:]) if b > 0],
                              "attention": [a.to_dict() | {"map": None} for a in att],
                              "attention_diag_x_T_avg32": [a.diag_ratio for a in att],

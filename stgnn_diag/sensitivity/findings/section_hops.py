@@ -7,6 +7,28 @@ from typing import Callable, Dict, List
 from .formatting import fmt, short_source
 
 
+def _reach(label: str, v: dict, data: dict) -> str:
+    """What one model's hop profile shows: decay per hop on the road graph, and where influence stops."""
+    a = v.get("architecture") or {}
+    f = v["hop_step_factors"]
+    first = f"{label}: sensitivity falls by a factor {f[0]:.0f} from hop 0 to hop 1" if f else f"{label}:"
+    if f[1:3]:
+        first += " and " + ", ".join(f"{x:.1f}" for x in f[1:3]) + " over the next hops"
+    if a.get("adaptive"):
+        flat = [x for x in f[3:] if 0.5 < x < 2.0]
+        return (first + f"; its learned adjacency joins every pair of sensors, so influence reaches hop "
+                f"{v['max_hop_reached']:g} and the sensors no road path joins (share {fmt(v['unreachable_share'])}"
+                + (f"), and beyond hop 3 it hardly falls (factors {min(flat):.2f} to {max(flat):.2f}): the learned "
+                   "graph bypasses the road graph's over-squashing." if flat else ")."))
+    hops = a.get("receptive_hops")
+    iso = data.get("isolated") or []
+    return (first + f" (spatial over-squashing, as the over-squashing paper describes for message passing with "
+            f"`(S^L)_uv` factors); {a.get('graph_layers', '?')} graph layers with K = {a.get('k', '?')} reach at most "
+            f"{hops} hops (reached: {v['max_hop_reached']:g}); sensors farther away"
+            + (f" and the isolated sensor(s) {', '.join(map(str, iso))}" if iso else "")
+            + f" have {'exactly zero' if v['unreachable_share'] == 0 else 'almost no'} influence.")
+
+
 def write_hops_section(add: Callable[[str], None], r: Dict[str, dict], arches: List[str], verdicts: dict,
                        data: Dict) -> None:
     """Table of hop / lag shares per model, figures, and the reading; sets ``verdicts["arrangements_differ"]``
@@ -33,19 +55,16 @@ def write_hops_section(add: Callable[[str], None], r: Dict[str, dict], arches: L
     add("![hop decay](hop_decay.png)\n")
     if "tas_attn_none" in r and "tts_attn_none" in r:
         tas, tts = r["tas_attn_none"], r["tts_attn_none"]
-        steps = [f for v in (tas, tts) for f in v["hop_step_factors"]]
-        add(f"**Reading.** Sensitivity falls by a factor {min(steps):.0f} to {max(steps):.0f} per additional hop "
-            "(`hop_decay.png`, log scale): spatial over-squashing, as the over-squashing paper describes for "
-            "message passing with `(S^L)_uv` factors. Three graph layers with K = 2 reach at most 6 hops "
-            f"(T&S / TTS reach hop {tas['max_hop_reached']:g} / {tts['max_hop_reached']:g}); "
-            "sensors farther away" + (f", and the isolated sensor(s) {', '.join(map(str, data['isolated']))}, have"
-                                      if data.get("isolated") else " have") + " exactly zero influence.")
+        add("**Reading.** " + " ".join(_reach(label, v, data) for label, v in (("T&S", tas), ("TTS", tts))))
         hop1 = (tas["hop0_over_hop1"], tts["hop0_over_hop1"])
         hop3 = (tas["hop0_over_hop3"], tts["hop0_over_hop3"])
         same = max(hop3) / min(hop3) < 3 and max(hop1) / min(hop1) < 1.5
         verdicts["arrangements_differ"] = not same
-        add(f"- The over-squashing paper's bound depends only on the total budgets (here 3 temporal + 3 graph "
-            f"layers in both), so it is the same for TTS and T&S. Share on the own node: {fmt(tas['node_diagonal_share'])} "
+        ta, sa = tas.get("architecture") or {}, tts.get("architecture") or {}
+        budgets = (f"here {ta.get('temporal_layers', '?')} temporal + {ta.get('graph_layers', '?')} graph layers in "
+                   f"T&S, {sa.get('temporal_layers', '?')} + {sa.get('graph_layers', '?')} in TTS")
+        add(f"- The over-squashing paper's bound depends only on the total budgets ({budgets}), so it does not "
+            f"order TTS and T&S. Share on the own node: {fmt(tas['node_diagonal_share'])} "
             f"(T&S) vs {fmt(tts['node_diagonal_share'])} (TTS); hop-0/hop-1 ratios "
             f"{fmt(hop1[0], 1)} (T&S) vs {fmt(hop1[1], 1)} (TTS), hop-0/hop-3 {fmt(hop3[0], 1)} vs {fmt(hop3[1], 1)}: "
             + ("**similar decay — consistent with a shared bound.**" if same else

@@ -17,9 +17,14 @@ def write_summary_section(add: Callable[[str], None], verdicts: dict, q_ratio: f
         "W_O W_V / T (tests, and the sweep above).")
     add("- The diagonal mask zeroes the value (and key) path on the diagonal; the query path and the residual "
         "stay — so the Jacobian keeps a diagonal sink even with the mask.")
-    add("- Spatial over-squashing: sensitivity decays geometrically with hop distance and is exactly zero beyond "
-        "the receptive field (6 hops here) and for the isolated sensor.\n")
+    add("- Spatial over-squashing: on the road graph, sensitivity decays geometrically with hop distance and is "
+        "exactly zero beyond the receptive field of the graph layers (section 1) and for an isolated sensor; a "
+        "learned adjacency (T&S here) reaches past both.\n")
     add("Does not agree, or cannot be checked here:")
+    if verdicts.get("attention_sink") is False:
+        add("- A diagonal sink in the *attention* (each step attending mostly to itself): absent in these trained "
+            "forecasters, whose attention weights the own step about uniformly (section 2); the diagonal sink of "
+            "their Jacobians is the residual's.")
     if q_ratio < 0.67:
         add("- The diagonal query term is T-independent in the bound, but the *measured* term at initialisation "
             "decreases with T (more slowly than the off-diagonal); the bound is orders of magnitude above it.")
@@ -35,12 +40,13 @@ def write_summary_section(add: Callable[[str], None], verdicts: dict, q_ratio: f
         add("- (Agrees, for the record:) TTS and T&S show similar hop decay, consistent with their shared bound; "
             "the bound itself is not evaluated numerically here.")
     if near_uniform:
-        add("- The attention pictures of the trained models (PAPER.md Figure 1) need trained weights; the short "
-            "runs here stay near uniform attention.")
+        add("- The attention pictures of the trained models (PAPER.md Figure 1) need converged weights; the weights "
+            "here (far less training than the paper's 150 epochs) stay near uniform attention.")
     elif verdicts.get("fig1_disagree"):
-        add("- Figure 1 of PAPER.md, after our short training: "
+        add("- Figure 1 of PAPER.md, with weights trained far less than the paper's 150 epochs: "
             + ", ".join("`" + n + "`" for n in verdicts["fig1_disagree"]) + " do not show the described pattern "
-            "(section 2); " + (", ".join("`" + n + "`" for n in verdicts["fig1_agree"]) + " do." if
+            "(section 2); " + (", ".join("`" + n + "`" for n in verdicts["fig1_agree"])
+                               + (" does." if len(verdicts["fig1_agree"]) == 1 else " do.") if
                                verdicts.get("fig1_agree") else "none of the described variants do."))
 
 
