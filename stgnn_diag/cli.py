@@ -122,7 +122,8 @@ def build_parser() -> argparse.ArgumentParser:
                                      "for spatio-temporal GNNs: zoo, training, evaluation, sensitivity.")
     sub = parser.add_subparsers(dest="command", required=True)
 
-    p = sub.add_parser("models", help="list the zoo with parameter counts (207 nodes)")
+    p = sub.add_parser("models", help="list the zoo with parameter counts (for the nodes of each entry's "
+                       "shipped weights; 207 without)")
     p.add_argument("pattern", nargs="?", help="shell-style filter, e.g. 'tts_*'")
     p.set_defaults(func=_models)
 
