@@ -122,3 +122,13 @@ def test_window_index_checks(metr_la):
         check_window_index(10, 10, "test")
     with pytest.raises(TypeError):
         check_window_index(1.5, 10)
+
+
+def test_pretrained_weights_refuse_a_window_of_another_data_set():
+    from stgnn_diag.sensitivity.cli import pretrained_model
+    from stgnn_diag.zoo.pretrained import PretrainedError
+
+    model, info = pretrained_model("tts_attn_mask", True, None, 207, dataset="metr_la")
+    assert info["trained"] is True
+    with pytest.raises(PretrainedError, match="trained on metr_la; the window is from pems_bay"):
+        pretrained_model("tts_attn_mask", True, None, 207, dataset="pems_bay")
