@@ -63,3 +63,17 @@ def test_resume_must_continue_the_same_run(tmp_path):
         check_same_run(tmp_path, {"model": "tas_attn_mask", "seed": 0, "model_overrides": {"hidden_size": 8}})
     with pytest.raises(RunDirError, match="model_overrides"):
         check_same_run(tmp_path, {"model": "tts_attn_penalty", "seed": 0, "model_overrides": {"hidden_size": 16}})
+
+
+def test_a_run_recorded_before_the_data_set_axis_resumes_as_metr_la(tmp_path):
+    """config.json of older runs has no "dataset": it is the default data set's run, and only that one's."""
+    import json
+
+    from stgnn_diag.training.run_dir import RunDirError, check_same_run
+
+    (tmp_path / "config.json").write_text(json.dumps({"model": "tts_attn_none", "seed": 0}))
+    check_same_run(tmp_path, {"model": "tts_attn_none", "seed": 0, "dataset": "metr_la"},
+                   absent_means={"dataset": "metr_la"})
+    with pytest.raises(RunDirError, match="dataset: the run has 'metr_la', asked 'pems_bay'"):
+        check_same_run(tmp_path, {"model": "tts_attn_none", "seed": 0, "dataset": "pems_bay"},
+                       absent_means={"dataset": "metr_la"})
