@@ -86,8 +86,8 @@ class TemporalAttention(nn.Module):
             raise ValueError(f"dim and heads must be positive integers, got dim={dim!r}, heads={heads!r}.")
         if dim % heads != 0:
             raise ValueError(f"dim ({dim}) must be divisible by heads ({heads}); head width = dim / heads.")
-        self.regularizer = make_regularizer(diag, diag_p=diag_p, diag_penalty=diag_penalty,
-                                            learn_penalty=learn_penalty, heads=heads)
+        regularizer = make_regularizer(diag, diag_p=diag_p, diag_penalty=diag_penalty,
+                                       learn_penalty=learn_penalty, heads=heads)
         if not 0.0 <= dropout < 1.0 or not 0.0 <= out_dropout < 1.0:
             raise ValueError(f"dropout rates must be in [0, 1), got {dropout!r} and {out_dropout!r}.")
         self.dim, self.heads, self.head_dim = dim, heads, dim // heads
@@ -98,6 +98,9 @@ class TemporalAttention(nn.Module):
         self.qkv = nn.Linear(dim, 3 * dim, bias=bias)
         self.out = nn.Linear(dim, dim, bias=bias)
         self.out_dropout = nn.Dropout(out_dropout)
+        # registered last: a learnable penalty stays the last parameter, as in checkpoints (and optimizer
+        # states, which follow the parameter order) written before the regularizers were modules
+        self.regularizer = regularizer
         self.reset_parameters()
 
     @property

@@ -94,3 +94,11 @@ def test_a_new_regularizer_is_one_class():
         torch.testing.assert_close(attn[0, 0, 0], torch.softmax(logits, -1))
     finally:
         reg_mod._REGISTRY.pop("band_test", None)
+
+
+def test_parameter_order_is_kept_for_optimizer_states():
+    """A learnable penalty is the layer's last parameter, as before the regularizers were modules: an AdamW
+    state saved then (keyed by parameter position) resumes onto the same tensors."""
+    layer = TemporalAttention(D, H, diag="penalty", diag_penalty=-0.1, learn_penalty=True)
+    names = [n for n, _ in layer.named_parameters()]
+    assert names == ["qkv.weight", "qkv.bias", "out.weight", "out.bias", "regularizer.penalty"]
