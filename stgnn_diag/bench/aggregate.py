@@ -216,7 +216,7 @@ def _settings_without_seed(r: Dict[str, Any]) -> Dict[str, Any]:
 
 
 def _dataset(r: Dict[str, Any]) -> str:
-    return r.get("dataset", DEFAULT_DATASET)  # results written before the data set axis: the default one
+    return (result_settings(r) or {}).get("dataset", DEFAULT_DATASET)
 
 
 def aggregate(results: Iterable[Dict[str, Any]]) -> List[Row]:

@@ -21,13 +21,14 @@ from .graph import dense_to_edge_index
 from .layout import Layout
 from .readers import read_adj_pkl, read_locations, read_sensor_ids, read_speed_h5, read_speed_npz
 from .root import PathLike, find_data_root, layout_dir
+from .tsl_archive import TslArchive, download_tsl_archive
 
 
 class SensorDataset:
     r"""Speed readings of a sensor network on a regular time grid, with its directed sensor graph.
 
-    Subclasses set :attr:`key`, :attr:`name`, :attr:`layout` and may override :meth:`fetch_public` (the
-    download used when no mirror is given). The data root is resolved by
+    Subclasses set :attr:`key`, :attr:`name`, :attr:`layout` and, when tsl publishes the data set,
+    :attr:`public_archive` (the download used when no mirror is given). The data root is resolved by
     :func:`~stgnn_diag.datasets.root.find_data_root` (argument > ``$STGNN_DIAG_DATA`` > the repository's
     ``datasets/`` folder > download).
 
@@ -57,6 +58,8 @@ class SensorDataset:
     #: Display name (``"METR-LA"``), in tables and plots.
     name: ClassVar[str] = ""
     layout: ClassVar[Layout]
+    #: tsl's archive of the data set (:mod:`stgnn_diag.datasets.tsl_archive`), or None: no public source.
+    public_archive: ClassVar[Optional[TslArchive]] = None
     #: Covariate channels returned by :meth:`covariates`.
     exog_size: ClassVar[int] = EXOG_SIZE
 
@@ -105,9 +108,15 @@ class SensorDataset:
 
     @classmethod
     def fetch_public(cls, folder: Path, progress: bool) -> None:
-        """Download the data set from its public source into ``folder`` (subclasses that have one)."""
-        raise FileNotFoundError(f"{cls.name} is not in {folder} and has no public source to download from; "
-                                f"copy its files there (see datasets/README.md) or pass base_url=... .")
+        """Download :attr:`public_archive` into ``folder`` and build the DCRNN layout from it (the speed file
+        plus raw road distances, from which the adjacency is rebuilt with DCRNN's recipe)."""
+        archive = cls.public_archive
+        if archive is None:
+            raise FileNotFoundError(f"{cls.name} is not in {folder} and has no public source to download from; "
+                                    f"copy its files there (see datasets/README.md) or pass base_url=... .")
+        print(f"{cls.name} not found in {folder}; downloading tsl's public archive ({archive.url}) and building "
+              f"the DCRNN layout there.")
+        download_tsl_archive(folder, archive.url, cls.layout, archive, progress=progress)
 
     # ------------------------------------------------------------------ loading
     def _speed_path(self, speed_format: str) -> Path:

@@ -1,11 +1,10 @@
 """The METR-LA traffic-speed data set (DCRNN layout)."""
 from __future__ import annotations
 
-from pathlib import Path
-
 from . import files
 from .base import SensorDataset
 from .registry import register_dataset
+from .tsl_archive import METR_LA_ARCHIVE
 
 
 @register_dataset
@@ -26,13 +25,4 @@ class MetrLA(SensorDataset):
     key = "metr_la"
     name = "METR-LA"
     layout = files.LAYOUT
-
-    @classmethod
-    def fetch_public(cls, folder: Path, progress: bool) -> None:
-        # the DCRNN speed file plus raw road distances, from which adj_mx is rebuilt with DCRNN's recipe
-        from . import tsl_archive
-
-        print(f"{cls.name} not found in {folder}; downloading tsl's public archive "
-              f"({tsl_archive.TSL_METR_LA_URL}) and building the DCRNN layout there.")
-        tsl_archive.download_tsl_archive(folder, tsl_archive.TSL_METR_LA_URL, cls.layout,
-                                         tsl_archive.METR_LA_ARCHIVE, progress=progress)
+    public_archive = METR_LA_ARCHIVE

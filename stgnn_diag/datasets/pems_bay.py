@@ -1,11 +1,10 @@
 """The PEMS-BAY traffic-speed data set (DCRNN layout)."""
 from __future__ import annotations
 
-from pathlib import Path
-
 from .base import SensorDataset
 from .layout import Layout
 from .registry import register_dataset
+from .tsl_archive import PEMS_BAY_ARCHIVE
 
 #: PEMS-BAY's files in the DCRNN layout (DCRNN's own names; it publishes no id list, and no digests).
 LAYOUT = Layout(folder="pems_bay", speed_npz="pems-bay.npz", speed_h5="pems-bay.h5",
@@ -37,12 +36,4 @@ class PemsBay(SensorDataset):
     key = "pems_bay"
     name = "PEMS-BAY"
     layout = LAYOUT
-
-    @classmethod
-    def fetch_public(cls, folder: Path, progress: bool) -> None:
-        from . import tsl_archive
-
-        print(f"{cls.name} not found in {folder}; downloading tsl's public archive "
-              f"({tsl_archive.TSL_PEMS_BAY_URL}) and building the DCRNN layout there.")
-        tsl_archive.download_tsl_archive(folder, tsl_archive.TSL_PEMS_BAY_URL, cls.layout,
-                                         tsl_archive.PEMS_BAY_ARCHIVE, progress=progress)
+    public_archive = PEMS_BAY_ARCHIVE

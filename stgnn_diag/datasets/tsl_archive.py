@@ -47,13 +47,15 @@ RECORD = ".tsl_archive.json"
 
 @dataclass(frozen=True)
 class TslArchive:
-    """The members of one of tsl's archives.
+    """One of tsl's archives: where it is and its members.
 
     Attributes:
+        url: where tsl downloads it.
         speed: the DCRNN speed h5; distances: ``from,to,cost`` csv; locations: sensor locations csv;
         sensor_ids: comma-separated node-order ids, or ``None`` (the ids are then the h5's columns).
     """
 
+    url: str
     speed: str
     distances: str
     locations: str
@@ -64,8 +66,9 @@ class TslArchive:
         return tuple(m for m in (self.speed, self.distances, self.locations, self.sensor_ids) if m is not None)
 
 
-METR_LA_ARCHIVE = TslArchive("metr_la.h5", "distances_la.csv", "sensor_locations_la.csv", "sensor_ids_la.txt")
-PEMS_BAY_ARCHIVE = TslArchive("pems_bay.h5", "distances_bay.csv", "sensor_locations_bay.csv")
+METR_LA_ARCHIVE = TslArchive(TSL_METR_LA_URL, "metr_la.h5", "distances_la.csv", "sensor_locations_la.csv",
+                             "sensor_ids_la.txt")
+PEMS_BAY_ARCHIVE = TslArchive(TSL_PEMS_BAY_URL, "pems_bay.h5", "distances_bay.csv", "sensor_locations_bay.csv")
 
 
 def _locations_csv(text: str, ids) -> bytes:

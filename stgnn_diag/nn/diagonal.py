@@ -44,20 +44,16 @@ def regularizer_logit_bias(reg: DiagonalRegularizer, t: int, *, causal: bool = F
     if causal:
         removed = causal_mask(t, device) if removed is None else removed | causal_mask(t, device)
     bias = reg.additive(t, device, dtype)
-    if removed is None:
-        return bias, None
-    if torch.compiler.is_compiling():  # branch-free (no data-dependent check in a graph): an all-False
-        empty_rows = removed.all(dim=-1)  # ``empty_rows`` costs one no-op masked_fill
-        mask_bias = torch.zeros(t, t, device=device, dtype=dtype).masked_fill(
-            removed & ~empty_rows.unsqueeze(-1), float("-inf"))
-        return (mask_bias if bias is None else bias + mask_bias), empty_rows
-    if not removed.any():
+    # inside torch.compile: branch-free (no data-dependent check in a graph); an all-False ``empty_rows``
+    # then costs the caller one no-op masked_fill
+    compiling = torch.compiler.is_compiling()
+    if removed is None or (not compiling and not removed.any()):
         return bias, None
     empty_rows = removed.all(dim=-1)
-    removed = removed & ~empty_rows.unsqueeze(-1)
-    mask_bias = torch.zeros(t, t, device=device, dtype=dtype).masked_fill(removed, float("-inf"))
+    mask_bias = torch.zeros(t, t, device=device, dtype=dtype).masked_fill(
+        removed & ~empty_rows.unsqueeze(-1), float("-inf"))
     bias = mask_bias if bias is None else bias + mask_bias
-    return bias, (empty_rows if bool(empty_rows.any()) else None)
+    return bias, (empty_rows if compiling or bool(empty_rows.any()) else None)
 
 
 def diagonal_logit_bias(t: int, diag: str = "none", *, diag_p: float = 0.0, diag_penalty: float = 0.0,

@@ -108,22 +108,21 @@ class DiffusionConv(MessagePassing):
         and the weights need no gradient (the same graph on every call is the common case). Inside
         ``torch.compile`` they are part of the graph (no cache: the compiler keeps what it can)."""
         n = x.size(-2)
-        if torch.compiler.is_compiling():
-            directions = [edge_index, edge_index.flip(0)] if self.bidirectional else [edge_index]
-            return [(ei, w, self._support(ei, w, n, x))
-                    for ei, w in ((ei, random_walk_weights(ei, edge_weight, n)) for ei in directions)]
-        graph = (edge_index, edge_weight)  # compared by identity, then their in-place versions and the call
-        key = (edge_index._version, None if edge_weight is None else edge_weight._version, n, x.dtype, x.device,
-               _functorch_active())
-        cached = self._support_cache
-        if cached is not None and cached[0][0] is edge_index and cached[0][1] is edge_weight and cached[1] == key:
-            return cached[2]
+        cache = not torch.compiler.is_compiling() and (edge_weight is None or not edge_weight.requires_grad)
+        if cache:  # compared by identity, then their in-place versions and the call
+            graph = (edge_index, edge_weight)
+            key = (edge_index._version, None if edge_weight is None else edge_weight._version, n, x.dtype,
+                   x.device, _functorch_active())
+            cached = self._support_cache
+            if cached is not None and cached[0][0] is edge_index and cached[0][1] is edge_weight \
+                    and cached[1] == key:
+                return cached[2]
         out = []
         directions = [edge_index, edge_index.flip(0)] if self.bidirectional else [edge_index]
         for ei in directions:
             w = random_walk_weights(ei, edge_weight, n)
             out.append((ei, w, self._support(ei, w, n, x)))
-        if edge_weight is None or not edge_weight.requires_grad:
+        if cache:
             self._support_cache = (graph, key, out)
         return out
 

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -81,12 +82,13 @@ def test_without_a_mirror_the_public_tsl_archive_is_used(tmp_path, monkeypatch, 
     monkeypatch.delenv("STGNN_DIAG_DATA_URL", raising=False)
     served, url = http_folder
     data, _ = _tsl_zip(served / "download", make_tiny, tmp_path)
-    monkeypatch.setattr(tsl_archive, "TSL_METR_LA_URL", f"{url}/download")
+    monkeypatch.setattr(MetrLA, "public_archive", replace(tsl_archive.METR_LA_ARCHIVE, url=f"{url}/download"))
     (tmp_path / "fresh").mkdir()
     (tmp_path / "offline").mkdir()
     root = resolve_data_root(tmp_path / "fresh", progress=False)
     assert MetrLA(root, download=False).sensor_ids == data["ids"]
-    monkeypatch.setattr(tsl_archive, "TSL_METR_LA_URL", "http://127.0.0.1:9/download")
+    offline = replace(tsl_archive.METR_LA_ARCHIVE, url="http://127.0.0.1:9/download")
+    monkeypatch.setattr(MetrLA, "public_archive", offline)
     with pytest.raises(DataNotFoundError, match=r"could not be downloaded.*export STGNN_DIAG_DATA=") as err:
         resolve_data_root(tmp_path / "offline", progress=False)
     assert isinstance(err.value.__cause__, DownloadError) and "metr-la.npz" in str(err.value)
