@@ -101,6 +101,7 @@ class Row:
     git_dirty: bool
     unit_ids: List[str]
     reused_from: List[str] = field(default_factory=list)  # results folders the copied units came from
+    steps: Optional[Stat] = None  # optimizer steps trained (None for baselines); a --max-time unit's own count
 
     @property
     def n(self) -> int:
@@ -259,12 +260,14 @@ def aggregate(results: Iterable[Dict[str, Any]]) -> List[Row]:
         cuda = [r["peak_memory"].get("cuda_max_allocated_mb") for r in rs
                 if (r.get("peak_memory") or {}).get("cuda_max_allocated_mb") is not None]
         params = {r.get("parameters") for r in rs}
+        steps = [r.get("global_steps") for r in rs]
         rows.append(Row(
             model=key[0], kind=rs[0]["kind"], dataset=key[5], protocol=key[1], horizon=key[2], window=key[3], budget=rs[0]["budget"],
             budget_label=key[4], cpu_budget=bool(rs[0]["cpu_budget"]),
             full_budget=all(bool(r.get("full_budget")) for r in rs), seeds=seeds,
             metrics={c: summarize([r["metrics"][c] for r in rs]) for c in cols}, windows=int(rs[0]["windows"]),
             parameters=params.pop() if len(params) == 1 else None,
+            steps=summarize(steps) if None not in steps else None,
             train_time_s={k: summarize(v) for k, v in sorted(times.items())}, peak_rss_mb=max(rss) if rss else None,
             rss_exact=bool(rss) and all(r["peak_memory"].get("rss_exact") for r in rs),
             cuda_max_allocated_mb=max(cuda) if cuda else None, resumed=any(r.get("resumed") for r in rs),

@@ -55,6 +55,8 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     o = p.add_argument_group("budget overrides (they enter the budget label: never averaged with the preset)")
     add_budget_arguments(o)
     o.add_argument("--max-windows", type=int, help="keep at most this many windows per split (tiny grids)")
+    o.add_argument("--max-time", metavar="DURATION", help="wall-clock training budget per unit, e.g. 15m (the "
+                   "equal-time comparison): the steps that fit, measured after the warm-up, recorded in result.json")
     o.add_argument("--set", action="append", metavar="KEY=VALUE", help="model override for every trained model "
                    "(repeatable), e.g. hidden_size=8")
     o.add_argument("--set-for", action="append", nargs=2, metavar=("PATTERN", "KEY=VALUE"),

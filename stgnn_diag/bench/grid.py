@@ -45,8 +45,11 @@ __all__ = ["BUDGET_OVERRIDE_KEYS", "GridError", "GridSpec", "Unit", "budget_labe
            "is_cpu_budget", "model_slug"]
 
 #: Budget / evaluation overrides a grid may set for all its units, with their short form in labels: the
-#: budget knobs (:data:`stgnn_diag.training.budgets.OVERRIDABLE`) and ``max_windows`` (thins every split).
-BUDGET_OVERRIDE_KEYS: Dict[str, str] = {**{k: short for k, (_, short) in OVERRIDABLE.items()}, "max_windows": "w"}
+#: budget knobs (:data:`stgnn_diag.training.budgets.OVERRIDABLE`), ``max_windows`` (thins every split) and
+#: ``max_time`` (a wall-clock training budget such as ``"15m"``: the equal-time comparison; the steps reached
+#: are in each unit's result).
+BUDGET_OVERRIDE_KEYS: Dict[str, str] = {**{k: short for k, (_, short) in OVERRIDABLE.items()}, "max_windows": "w",
+                                        "max_time": "t"}
 
 _PATTERN_CHARS = set("*?[")
 
@@ -64,7 +67,8 @@ def budget_label(budget: str, overrides: Optional[Mapping[str, Any]] = None) -> 
     """``budget`` alone, or ``budget+<key><value>-...`` when overrides change it.
 
     Example:
-        ``budget_label("cpu-small", {"max_epochs": 1, "max_windows": 300}) == "cpu-small+e1-w300"``.
+        ``budget_label("cpu-small", {"max_epochs": 1, "max_windows": 300}) == "cpu-small+e1-w300"``;
+        ``budget_label("cpu-15min", {"max_time": "15m"}) == "cpu-15min+t15m"``.
     """
     parts = []
     for key, short in BUDGET_OVERRIDE_KEYS.items():
@@ -346,6 +350,16 @@ class GridSpec:
         if bad:
             raise GridError(f"Unknown budget overrides {sorted(bad)}; valid: {sorted(BUDGET_OVERRIDE_KEYS)}. "
                             f"Model settings (hidden_size, heads ...) go in model_overrides.")
+        if "max_time" in self.overrides:
+            from ..training.wall_clock import parse_duration
+
+            if not isinstance(self.overrides["max_time"], str):
+                raise GridError(f"max_time must be a duration string such as '15m', got "
+                                f"{self.overrides['max_time']!r}.")
+            try:
+                parse_duration(self.overrides["max_time"])
+            except ValueError as e:
+                raise GridError(str(e)) from None
         models, baselines = expand_models(self.models)
         for pattern in self.model_overrides:
             if not any(fnmatch.fnmatchcase(m, pattern) for m in models):

@@ -112,8 +112,8 @@ def table_markdown(table: Table, *, digits: int = 3, paper: bool = False) -> str
     if mo:
         out.append("- **Model overrides:** " + "; ".join(f"`{m}` {_kv(v)}" for m, v in mo.items()) + ".")
     out.append("")
-    head = "| model | n | " + " | ".join(_col_title(c) for c in cols) + " | params | train s | peak RSS MB |"
-    out += [head, "|" + "---|" * (len(cols) + 5)]
+    head = "| model | n | " + " | ".join(_col_title(c) for c in cols) + " | params | steps | train s | peak RSS MB |"
+    out += [head, "|" + "---|" * (len(cols) + 6)]
     any_resumed = any_bound = False
     mixed = len({k for r in rows for k in r.train_time_s}) > 1  # seeds trained on a GPU and on a CPU
     for r in rows:
@@ -132,8 +132,11 @@ def table_markdown(table: Table, *, digits: int = 3, paper: bool = False) -> str
             mem += f" (GPU {r.cuda_max_allocated_mb:.0f})"
         params = "—" if r.parameters is None else (f"{r.parameters:,}" if r.kind == "model" else "0")
         name = f"`{r.model}`" + (" (baseline)" if r.kind == "baseline" else "")
-        out.append(f"| {name} | {r.n} | " + " | ".join(cells) + f" | {params} | {t} | {mem} |")
-    notes = ["train s: Lightning fit time (mean over seeds" + ("; seeds trained on a GPU and on a CPU are "
+        steps = "—" if r.steps is None else (f"{r.steps.mean:,.0f}" if not r.steps.std else
+                                             f"{r.steps.mean:,.0f} ± {r.steps.std:,.0f}")
+        out.append(f"| {name} | {r.n} | " + " | ".join(cells) + f" | {params} | {steps} | {t} | {mem} |")
+    notes = ["steps: optimizer steps trained (mean over seeds; a `--max-time` unit's steps are what fitted in its "
+             "time); train s: Lightning fit time (mean over seeds" + ("; seeds trained on a GPU and on a CPU are "
              "averaged apart: `CPU 904.1 ×2` = mean of 2 seeds trained on the CPU" if mixed else "")
              + "); peak RSS: the process's peak resident memory "
              "(see `peak_memory` in the result files)."]
@@ -172,7 +175,7 @@ def write_csv(tables: Iterable[Table], path: Union[str, Path], *, paper: bool = 
                                                                          _step_key(c.split("@")[1])))
     fields = ["source", "dataset", "protocol", "horizon", "window", "budget", "budget_label", "cpu_budget", "full_budget",
               "model", "kind", "n", "seeds", *[f"{c}_{s}" for c in cols for s in ("mean", "std")], "windows",
-              "parameters", *[f"train_time_s_{k}_{s}" for k in ("cpu", "gpu") for s in ("mean", "std", "n")],
+              "parameters", "steps_mean", "steps_std", *[f"train_time_s_{k}_{s}" for k in ("cpu", "gpu") for s in ("mean", "std", "n")],
               "peak_rss_mb", "rss_exact",
               "cuda_max_allocated_mb", "resumed", "machine", "git_commits", "git_dirty", "overrides",
               "model_overrides", "unit_ids"]
@@ -187,7 +190,8 @@ def write_csv(tables: Iterable[Table], path: Union[str, Path], *, paper: bool = 
                         "budget": r.budget, "budget_label": r.budget_label, "cpu_budget": r.cpu_budget,
                         "full_budget": r.full_budget, "model": r.model, "kind": r.kind, "n": r.n,
                         "seeds": ";".join("" if s is None else str(s) for s in r.seeds), "windows": r.windows,
-                        "parameters": r.parameters,
+                        "parameters": r.parameters, "steps_mean": None if r.steps is None else r.steps.mean,
+                        "steps_std": None if r.steps is None else r.steps.std,
                         "peak_rss_mb": r.peak_rss_mb, "rss_exact": r.rss_exact,
                         "cuda_max_allocated_mb": r.cuda_max_allocated_mb, "resumed": r.resumed,
                         "machine": " | ".join(r.machines), "git_commits": ";".join(r.git_commits),

@@ -252,7 +252,7 @@ def _train_config(unit: Unit, out: Path, *, data_root, accelerator, devices, pro
                        horizon=unit.horizon, window=unit.window, budget=unit.budget, seed=unit.seed,
                        data_root=str(data_root) if data_root else None,
                        model_overrides=dict(unit.model_overrides) or None, max_windows=ov.get("max_windows"),
-                       **budget_overrides(ov), accelerator=accelerator, devices=devices, progress=progress, resume=resume,
+                       max_time=ov.get("max_time"), **budget_overrides(ov), accelerator=accelerator, devices=devices, progress=progress, resume=resume,
                        overwrite=overwrite)
 
 
@@ -319,7 +319,9 @@ def run_unit(unit: Unit, results_dir: Union[str, Path], *, data_root=None, accel
         budget_resolved = metrics.get("config", {}).get("budget_resolved")
         run_part = {"metrics": metrics["metrics"], "windows": metrics["windows"], "parameters": metrics["parameters"],
                     "train_time_s": metrics["train_time_s"], "epochs": metrics.get("epochs"),
-                    "global_steps": metrics.get("global_steps"), "resumed": bool(resumed or metrics.get("resumed")),
+                    "global_steps": metrics.get("global_steps"), "schedule_steps": metrics.get("schedule_steps"),
+                    "max_steps_repeats": metrics.get("max_steps_repeats"),
+                    "resumed": bool(resumed or metrics.get("resumed")),
                     "train_time_complete": metrics.get("train_time_complete"), "attempts": metrics.get("attempts"),
                     "environment": metrics.get("environment") or environment(), "run_dir": RUN_DIR}
         if budget_resolved:

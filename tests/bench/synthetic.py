@@ -15,7 +15,8 @@ MACHINE = {"summary": "synthetic machine, 2 CPU cores", "cpu_count": 2}
 def make_result(model: str, seed: Optional[int], values: Dict[str, float], *, kind: str = "model",
                 budget: str = "cpu-small", overrides: Optional[dict] = None, model_overrides: Optional[dict] = None,
                 protocol: str = "dcrnn", horizon: int = 12, windows: int = 100, default: float = 5.0,
-                parameters: int = 1000, train_time_s: float = 10.0, rss_mb: float = 500.0) -> dict:
+                parameters: int = 1000, train_time_s: float = 10.0, rss_mb: float = 500.0,
+                steps: int = 150) -> dict:
     """A schema-conforming result; metric columns not in ``values`` get ``default``."""
     overrides = dict(overrides or {})
     unit = Unit(model, kind, protocol, horizon, 12, budget, seed if kind == "model" else None,
@@ -29,7 +30,8 @@ def make_result(model: str, seed: Optional[int], values: Dict[str, float], *, ki
         "model_overrides": dict(model_overrides or {}), "seed": unit.seed,
         "budget_resolved": {"max_epochs": 3, "batch_size": 32, "limit_train_batches": 50, "lr": 0.003},
         "metrics": metrics, "windows": windows, "parameters": parameters if kind == "model" else 0,
-        "train_time_s": train_time_s if kind == "model" else None, "epochs": 3, "global_steps": 150,
+        "train_time_s": train_time_s if kind == "model" else None, "epochs": 3,
+        "global_steps": steps if kind == "model" else None,
         "resumed": False, "wall_time_s": train_time_s + 1,
         "peak_memory": {"rss_mb": rss_mb, "rss_exact": True, "cuda_max_allocated_mb": None},
         "environment": {"git_commit": "0123456789abcdef"}, "git_commit": "0123456789abcdef", "git_dirty": False,

@@ -46,6 +46,7 @@ def test_budget_label_carries_every_override():
     assert budget_label("cpu-small") == "cpu-small"
     assert budget_label("cpu-small", {"max_epochs": 1, "max_windows": 300, "lr": 0.001}) == "cpu-small+e1-lr0.001-w300"
     assert budget_label("paper", {"batch_size": 64}) != budget_label("paper", {"batch_size": 32})
+    assert budget_label("cpu-15min", {"max_time": "15m"}) == "cpu-15min+t15m"
     g = GridSpec(models=["tts_attn_none"], overrides={"max_epochs": 1, "limit_train_batches": 2})
     assert g.units()[0].unit_id == "tts_attn_none__dcrnn__h12__cpu-small+e1-tb2__s0"
 
@@ -65,7 +66,9 @@ def test_model_overrides_by_pattern_merge_in_order():
                                       (dict(protocols=["tsl"]), "Unknown protocol 'tsl'"),
                                       (dict(horizons=[0]), "Horizons must be >= 1"),
                                       (dict(overrides={"hidden_size": 8}), "Unknown budget overrides"),
-                                      (dict(seeds=[]), "at least one value in seeds")])
+                                      (dict(seeds=[]), "at least one value in seeds"),
+                                      (dict(overrides={"max_time": "15 minutes"}), "give a positive duration"),
+                                      (dict(overrides={"max_time": 900}), "duration string")])
 def test_invalid_grids_are_clear_errors(kw, match):
     with pytest.raises(GridError, match=match):
         GridSpec(**{"models": ["tts_attn_none"], **kw}).units()

@@ -77,6 +77,7 @@ def test_csv_and_plots(tmp_path):
     assert r["n"] == "3" and r["seeds"] == "0;1;2" and r["cpu_budget"] == "True" and r["budget_label"] == "cpu-small"
     ha = next(r for r in rows if r["model"] == "historical_average")
     assert ha["mae@3_std"] == "" and ha["kind"] == "baseline"
+    assert float(r["steps_mean"]) == 150 and ha["steps_mean"] == ""
     names = sorted(p.name for p in files.plots)
     assert names == ["dcrnn_h12_cpu-small_diag_variants_mae.png", "dcrnn_h12_cpu-small_metrics_vs_step.png"]
     for p in files.plots:
@@ -171,3 +172,17 @@ def test_training_times_of_gpu_and_cpu_seeds_are_never_averaged_together(tmp_pat
     write_report(tmp_path / "res")
     [line] = list(csv.DictReader(open(tmp_path / "res" / "report" / "results.csv")))
     assert float(line["train_time_s_cpu_mean"]) == pytest.approx(900.5) and line["train_time_s_gpu_n"] == "1"
+
+
+def test_an_equal_time_table_shows_the_steps_each_model_reached(tmp_path):
+    timed = {"max_time": "15m"}
+    res = write_results(tmp_path / "res", *[make_result("tts_attn_none", s, {}, budget="cpu-15min", overrides=timed,
+                                                        steps=n) for s, n in ((0, 900), (1, 940))],
+                        make_result("tsl:STIDModel", 0, {}, budget="cpu-15min", overrides=timed, steps=16250),
+                        make_result("historical_average", None, {}, kind="baseline", budget="cpu-15min",
+                                    overrides=timed))
+    md = write_report(res).text
+    assert "budget `cpu-15min+t15m`" in md and "| steps |" in md
+    rows = _rows_of(md)
+    assert "920 ± 28" in rows["tts_attn_none"] and "16,250" in rows["tsl:STIDModel"]
+    assert rows["historical_average"][-3] == "—"  # steps, train s, peak RSS: a baseline trains no step

@@ -167,6 +167,23 @@ def test_ctrl_c_stops_the_grid_and_the_unit_resumes_next_time(tmp_path, monkeypa
     assert calls == [(1, True), (2, False)]  # the interrupted unit resumes; the finished one is not rerun
 
 
+def test_an_equal_time_unit_trains_by_the_clock_and_records_the_steps_it_reached(tmp_path, monkeypatch):
+    seen = []
+
+    def timed(cfg):
+        seen.append((cfg.max_time, cfg.max_steps, cfg.max_epochs))
+        return {**_fake_metrics(cfg), "global_steps": 431, "schedule_steps": 431, "max_steps_repeats": True}
+
+    monkeypatch.setattr(runner, "_train", timed)
+    unit = GridSpec(models=["tts_attn_none"], budgets=["cpu-15min"], overrides={"max_time": "15m"}).units()[0]
+    assert unit.unit_id == "tts_attn_none__dcrnn__h12__cpu-15min+t15m__s0"
+    run_grid([unit], tmp_path, progress=False, log=lambda s: None)
+    assert seen == [("15m", None, None)]  # the clock, not a step count, bounds the training
+    result = json.loads((tmp_path / unit.unit_id / RESULT_JSON).read_text())
+    assert (result["global_steps"], result["schedule_steps"], result["max_steps_repeats"]) == (431, 431, True)
+    assert result["overrides"] == {"max_time": "15m"} and result["budget_label"] == "cpu-15min+t15m"
+
+
 def test_an_isolated_unit_interrupted_alone_stops_the_grid_without_an_error(tmp_path, monkeypatch):
     monkeypatch.setattr(runner, "_run_isolated", lambda *a, **k: 130)  # the worker's exit status after Ctrl-C
     out = run_grid(_fake_units(), tmp_path, isolate=True, progress=False, log=lambda s: None)

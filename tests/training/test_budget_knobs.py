@@ -22,7 +22,7 @@ def test_every_knob_reaches_every_place():
     grid = bench_cli.grid_from_args(p.parse_args(["bench", "--models", "last_value", *flags]))
     assert grid.overrides == values
     assert set(OVERRIDABLE) <= {f.name for f in dataclasses.fields(TrainConfig)}
-    assert set(OVERRIDABLE) | {"max_windows"} == set(BUDGET_OVERRIDE_KEYS)
+    assert set(OVERRIDABLE) | {"max_windows", "max_time"} == set(BUDGET_OVERRIDE_KEYS)
     cfg = TrainConfig(model="tts_attn_none", out="x", **values)
     budget = get_budget("cpu-small").with_overrides(**budget_overrides(cfg))
     assert {k: getattr(budget, k) for k in OVERRIDABLE} == values
