@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
-from ..datasets.registry import DEFAULT_DATASET
+from ..datasets.registry import DEFAULT_DATASET, recorded_dataset
 from ..training.budgets import OVERRIDABLE
 
 __all__ = ["BUDGET_OVERRIDE_KEYS", "GridError", "GridSpec", "Unit", "budget_label", "expand_models",
@@ -158,7 +158,7 @@ def result_settings(result: Mapping[str, Any]) -> Optional[Dict[str, Any]]:
     """A stored result's unit settings (:meth:`Unit.settings`); results written before the data set axis
     were runs on the default data set."""
     have = result.get("settings")
-    return None if have is None else {"dataset": DEFAULT_DATASET, **have}
+    return None if have is None else {**have, "dataset": recorded_dataset(have)}
 
 
 def _is_pattern(name: str) -> bool:

@@ -50,7 +50,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Union
 
-from ..datasets.registry import DEFAULT_DATASET
+from ..datasets.registry import recorded_dataset
 from ..training.budgets import budget_overrides
 from .grid import BUDGET_OVERRIDE_KEYS, GridError, GridSpec, Unit, is_cpu_budget, result_settings
 
@@ -214,7 +214,8 @@ def _check_run_config(unit: Unit, run: Path) -> None:
     path = run / CONFIG_JSON
     if not path.is_file():
         return
-    cfg = {"dataset": DEFAULT_DATASET, **json.loads(path.read_text())}
+    cfg = json.loads(path.read_text())
+    cfg["dataset"] = recorded_dataset(cfg)
     ov = dict(unit.overrides)
     want = {"model": unit.model, "dataset": unit.dataset, "protocol": unit.protocol, "horizon": unit.horizon,
             "window": unit.window, "budget": unit.budget, "seed": unit.seed,

@@ -40,6 +40,7 @@ _WHERE = {
     "dataset_dir": "registry",
     "get_dataset": "registry",
     "list_datasets": "registry",
+    "recorded_dataset": "registry",
     "register_dataset": "registry",
     "resolve_data_root": "registry",
     "ENV_ROOT": "root",

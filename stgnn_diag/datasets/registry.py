@@ -13,12 +13,19 @@ from __future__ import annotations
 
 import difflib
 from pathlib import Path
-from typing import Dict, List, Optional, Type
+from typing import Any, Dict, List, Mapping, Optional, Type
 
 #: The data set every command uses when none is named.
 DEFAULT_DATASET = "metr_la"
 
 _REGISTRY: Dict[str, type] = {}
+
+
+def recorded_dataset(record: Mapping[str, Any]) -> str:
+    """The data set a stored record names: a run's ``config.json``, a checkpoint's hyper-parameters, a pretrained
+    configuration, a bench result's settings. Records written before data sets were an axis name none; they
+    are runs on :data:`DEFAULT_DATASET` (METR-LA)."""
+    return record.get("dataset") or DEFAULT_DATASET
 
 
 def register_dataset(cls: Type) -> Type:

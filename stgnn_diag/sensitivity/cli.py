@@ -47,7 +47,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 def pretrained_model(name, tag, checkpoint, n_nodes: int, dataset: Optional[str] = None):
     """``(model, info)`` from a zoo entry's shipped weights (``--pretrained [TAG]``); ``dataset``: the data set
     of the window, which must be the one the weights were trained on."""
-    from ..datasets import DEFAULT_DATASET
+    from ..datasets import recorded_dataset
     from ..zoo import create_model
     from ..zoo.pretrained import PretrainedError
 
@@ -55,7 +55,7 @@ def pretrained_model(name, tag, checkpoint, n_nodes: int, dataset: Optional[str]
         raise PretrainedError("--pretrained needs --model NAME and no --checkpoint.")
     model = create_model(name, pretrained=tag)
     cfg = model.pretrained_cfg
-    trained_on = cfg.get("dataset", DEFAULT_DATASET)
+    trained_on = recorded_dataset(cfg)
     if dataset is not None and dataset != trained_on:
         raise PretrainedError(f"{name}.{cfg['tag']} was trained on {trained_on}; the window is from {dataset}.")
     if cfg["model_kwargs"].get("n_nodes") not in (None, n_nodes):

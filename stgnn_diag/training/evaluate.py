@@ -9,7 +9,7 @@ import torch
 from tqdm.auto import tqdm
 
 from ..baselines import BASELINES, baseline_predict
-from ..datasets import DEFAULT_DATASET, WindowDataset, get_dataset, make_splits
+from ..datasets import DEFAULT_DATASET, WindowDataset, get_dataset, make_splits, recorded_dataset
 from ..metrics import default_steps, horizon_metrics
 from .malloc import keep_freed_memory
 from .safe_load import CheckpointReadError, UnsafeCheckpointError, load_file
@@ -153,7 +153,7 @@ def pretrained_module(name: str, tag: Union[bool, str] = True):
     # the shipped weights carry no graph: evaluate() takes the data set's once the splits are loaded
     module = ForecastModule(name, cfg["model_kwargs"], inp["scaler_mean"], inp["scaler_std"], budget,
                             covariates=inp["covariates"], pretrained=cfg["tag"], protocol=cfg["protocol"],
-                            dataset=cfg.get("dataset", DEFAULT_DATASET),
+                            dataset=recorded_dataset(cfg),
                             window=inp["window"], horizon=inp["horizon"], seed=cfg["seed"])
     return module.eval()
 
@@ -198,7 +198,7 @@ def evaluate(model: Optional[str] = None, checkpoint: Optional[Union[str, Path]]
         module = load_checkpoint(checkpoint, model)
     if module is not None:  # trained weights: their own protocol (scaler), horizon and window
         hp = module.hparams
-        trained_on = hp.get("dataset", DEFAULT_DATASET)  # checkpoints older than the data set axis: METR-LA's
+        trained_on = recorded_dataset(hp)
         if dataset is not None and dataset != trained_on:
             raise CheckpointError(f"The weights were trained on data set {trained_on!r}; evaluate them there, "
                                   f"not on {dataset!r} (another graph, another scaler).")

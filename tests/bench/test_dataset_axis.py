@@ -68,3 +68,34 @@ def test_train_and_evaluate_take_the_data_set(bay_root, tmp_path, capsys):
     assert "trained on data set 'pems_bay'" in capsys.readouterr().err
     assert main(["train", "--model", "tts_attn_none", "--dataset", "pems-bay", "--out", str(tmp_path / "x")]) == 2
     assert "Did you mean pems_bay" in capsys.readouterr().err
+
+
+def test_records_written_before_the_data_set_axis_count_as_metr_la(tmp_path, monkeypatch):
+    from stgnn_diag.bench import runner
+    from stgnn_diag.bench.grid import GridSpec
+    from stgnn_diag.datasets import recorded_dataset
+
+    from .synthetic import make_result, write_results
+
+    assert recorded_dataset({}) == recorded_dataset({"dataset": None}) == "metr_la"
+    assert recorded_dataset({"dataset": "pems_bay"}) == "pems_bay"
+    old = make_result("tts_attn_none", 0, {}, budget="cpu-small")
+    del old["settings"]["dataset"]  # a result.json of session 9
+    write_results(tmp_path, old)
+    unit = GridSpec(models=["tts_attn_none"]).units()[0]
+    monkeypatch.setattr(runner, "_train", lambda cfg: pytest.fail("a finished METR-LA unit was trained again"))
+    assert [o.status for o in runner.run_grid([unit], tmp_path, progress=False, log=lambda s: None).outcomes] == [
+        "skipped"]
+    bay = GridSpec(models=["tts_attn_none"], datasets=["pems_bay"]).units()[0]
+    (tmp_path / bay.unit_id).mkdir()
+    (tmp_path / bay.unit_id / RESULT_JSON).write_text(json.dumps(old))  # an old (METR-LA) result in the wrong folder
+    with pytest.raises(runner.GridError, match="other settings"):
+        runner.run_grid([bay], tmp_path, progress=False, log=lambda s: None)
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "config.json").write_text(json.dumps({
+        "model": "tts_attn_none", "protocol": "dcrnn", "horizon": 12, "window": 12, "budget": "cpu-small",
+        "seed": 0, "model_overrides": None}))  # config.json without a data set
+    runner._check_run_config(unit, run)
+    with pytest.raises(runner.GridError):
+        runner._check_run_config(bay, run)
