@@ -8,6 +8,7 @@ number of test windows. Anything else is an :class:`AggregationError`.
 """
 from __future__ import annotations
 
+import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -248,6 +249,11 @@ def aggregate(results: Iterable[Dict[str, Any]]) -> List[Row]:
             if len({str(r.get(f)) for r in rs}) > 1:
                 raise AggregationError(f"The results {[r['unit_id'] for r in rs]} differ in {f!r}; they cannot "
                                        f"be averaged.")
+        budgets = {json.dumps(r["budget_resolved"], sort_keys=True) for r in rs if r.get("budget_resolved")}
+        if len(budgets) > 1:  # the preset was changed between seeds (older results recorded none: not checked)
+            raise AggregationError(f"The results {[r['unit_id'] for r in rs]} were trained under different "
+                                   f"settings of budget {rs[0]['budget']!r} ({' vs '.join(sorted(budgets))}); "
+                                   f"they cannot be averaged.")
         cols = metric_columns(key[2])
         missing = [c for c in cols if any(c not in r["metrics"] for r in rs)]
         if missing:

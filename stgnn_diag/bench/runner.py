@@ -197,6 +197,24 @@ def unit_state(results_dir: Union[str, Path], unit: Unit) -> str:
     return "new"
 
 
+def budget_now(unit: Unit) -> Dict[str, Any]:
+    """The budget ``unit`` trains under today: its preset with the grid's overrides, resolved (JSON form)."""
+    from ..training.budgets import get_budget
+
+    return _roundtrip(get_budget(unit.budget).with_overrides(**budget_overrides(dict(unit.overrides))).to_dict())
+
+
+def budget_changes(unit: Unit, stored: Dict[str, Any]) -> Dict[str, tuple]:
+    """``{field: (stored, now)}`` where the budget a result (or run config) was trained under differs from the
+    unit's preset as it is now (a preset's learning rate was changed, say); ``{}`` when they agree, for a
+    baseline (it trains nothing) and for results that did not record their budget."""
+    then = stored.get("budget_resolved")
+    if unit.kind != "model" or not then:
+        return {}
+    then, now = _roundtrip(then), budget_now(unit)
+    return {k: (then.get(k), now.get(k)) for k in sorted(set(then) | set(now)) if then.get(k) != now.get(k)}
+
+
 def _check_stored_settings(unit: Unit, stored: Dict[str, Any], where: Path) -> None:
     want = _roundtrip(unit.settings())
     have = result_settings(stored)
@@ -205,6 +223,12 @@ def _check_stored_settings(unit: Unit, stored: Dict[str, Any], where: Path) -> N
         raise GridError(f"{where} was made with other settings than unit {unit.unit_id} "
                         f"(stored {diff}, grid {{{', '.join(f'{k!r}: {want[k]!r}' for k in diff)}}}). "
                         f"Use another results folder, or delete {where.parent} to rerun it.")
+    changed = budget_changes(unit, stored)
+    if changed:
+        raise GridError(f"{where} was trained under budget {unit.budget!r} as the preset was then; it has changed "
+                        f"since ({', '.join(f'{k}: {a!r} then, {b!r} now' for k, (a, b) in changed.items())}), so "
+                        f"this result is not a run of unit {unit.unit_id} today. Use another results folder, or "
+                        f"delete {where.parent} to rerun it.")
 
 
 def _check_run_config(unit: Unit, run: Path) -> None:
@@ -222,6 +246,7 @@ def _check_run_config(unit: Unit, run: Path) -> None:
             "model_overrides": dict(unit.model_overrides) or None, **{k: ov.get(k) for k in BUDGET_OVERRIDE_KEYS}}
     want = _roundtrip(want)
     diff = {k: (cfg.get(k), v) for k, v in want.items() if cfg.get(k) != v}
+    diff.update({f"budget.{k}": v for k, v in budget_changes(unit, cfg).items()})  # the preset changed since
     if diff:
         raise GridError(f"The run folder {run} was made with other settings than unit {unit.unit_id} "
                         f"(stored vs grid: {diff}). Delete it to rerun the unit.")
@@ -365,7 +390,8 @@ def run_unit(unit: Unit, results_dir: Union[str, Path], *, data_root=None, accel
 def find_reusable(unit: Unit, sources: Sequence[Union[str, Path]]) -> Optional[Path]:
     """The first ``<source>/<unit id>/`` holding a finished result made with exactly ``unit``'s settings.
 
-    A unit is defined by its settings (model, overrides, protocol, horizon, window, budget, seed), so such a
+    A unit is defined by its settings (model, overrides, protocol, horizon, window, budget, seed) and by what
+    its budget preset resolves to (a result trained before the preset changed is not reused), so such a
     result is a run of this very unit: experiments that share units (the ecosystem comparison's best variant and
     baselines are Table 1 units) need not train them twice. On the CPU a rerun would repeat it exactly (training
     is deterministic there); a unit trained on a GPU keeps its machine in the copy, and the table says so.
@@ -373,8 +399,10 @@ def find_reusable(unit: Unit, sources: Sequence[Union[str, Path]]) -> Optional[P
     want = _roundtrip(unit.settings())
     for src in sources:
         path = _unit_dir(Path(src), unit) / RESULT_JSON
-        if path.is_file() and result_settings(load_result(path)) == want:
-            return path.parent
+        if path.is_file():
+            stored = load_result(path)
+            if result_settings(stored) == want and not budget_changes(unit, stored):
+                return path.parent
     return None
 
 

@@ -8,6 +8,7 @@ from typing import Dict, Optional
 from stgnn_diag.bench.aggregate import metric_columns
 from stgnn_diag.bench.grid import Unit, is_cpu_budget
 from stgnn_diag.bench.runner import RESULT_JSON, SCHEMA
+from stgnn_diag.training.budgets import budget_overrides, get_budget
 
 MACHINE = {"summary": "synthetic machine, 2 CPU cores", "cpu_count": 2}
 
@@ -28,7 +29,7 @@ def make_result(model: str, seed: Optional[int], values: Dict[str, float], *, ki
         "budget_label": unit.budget_label, "cpu_budget": is_cpu_budget(budget),
         "full_budget": not is_cpu_budget(budget) and not overrides, "overrides": overrides,
         "model_overrides": dict(model_overrides or {}), "seed": unit.seed,
-        "budget_resolved": {"max_epochs": 3, "batch_size": 32, "limit_train_batches": 50, "lr": 0.003},
+        "budget_resolved": get_budget(budget).with_overrides(**budget_overrides(overrides)).to_dict(),
         "metrics": metrics, "windows": windows, "parameters": parameters if kind == "model" else 0,
         "train_time_s": train_time_s if kind == "model" else None, "epochs": 3,
         "global_steps": steps if kind == "model" else None,

@@ -88,6 +88,11 @@ def test_results_that_cannot_be_averaged_are_errors():
         aggregate([a, b])
     with pytest.raises(AggregationError, match=r"seed\(s\) \[0\]"):
         aggregate([a, dict(a)])
+    s0, s1 = make_result("tts_attn_none", 0, {}), make_result("tts_attn_none", 1, {})
+    s0["budget_resolved"] = {**s0["budget_resolved"], "lr": 0.003}  # seed 0 trained before the preset changed
+    with pytest.raises(AggregationError, match="different settings of budget 'cpu-small'"):
+        aggregate([s0, s1])
+    assert aggregate([{**s0, "budget_resolved": None}, s1])[0].n == 2  # a result without the record: not checked
     c = make_result("tts_attn_none", 0, {}, windows=100)
     d = make_result("tts_attn_mask", 0, {}, windows=300)
     with pytest.raises(AggregationError, match="different numbers of windows"):

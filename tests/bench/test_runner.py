@@ -184,6 +184,32 @@ def test_an_equal_time_unit_trains_by_the_clock_and_records_the_steps_it_reached
     assert result["overrides"] == {"max_time": "15m"} and result["budget_label"] == "cpu-15min+t15m"
 
 
+def test_a_result_trained_before_its_budget_preset_changed_is_not_this_unit(tmp_path, monkeypatch):
+    monkeypatch.setattr(runner, "_train", _fake_metrics)
+    unit = _fake_units(1)[0]
+    run_grid([unit], tmp_path, progress=False, log=lambda s: None)
+    path = tmp_path / unit.unit_id / RESULT_JSON
+    assert run_grid([unit], tmp_path, progress=False, log=lambda s: None).outcomes[0].status == "skipped"
+    old = json.loads(path.read_text())
+    assert old["budget_resolved"]["lr"] == 0.008
+    old["budget_resolved"]["lr"] = 0.003  # the preset's learning rate when this unit trained
+    path.write_text(json.dumps(old))
+    monkeypatch.setattr(runner, "_train", _fail_if_called)
+    with pytest.raises(GridError, match="lr: 0.003 then, 0.008 now"):
+        run_grid([unit], tmp_path, progress=False, log=lambda s: None)
+    assert runner.find_reusable(unit, [tmp_path]) is None  # nor copied into another grid as today's unit
+    run = tmp_path / "partial" / RUN_DIR
+    run.mkdir(parents=True)
+    (run / "config.json").write_text(json.dumps({**_train_config_of(unit), "budget_resolved": old["budget_resolved"]}))
+    with pytest.raises(GridError, match="budget.lr"):
+        runner._check_run_config(unit, run)  # a half-trained run is not resumed under the new preset either
+
+
+def _train_config_of(unit):
+    return {"model": unit.model, "dataset": unit.dataset, "protocol": unit.protocol, "horizon": unit.horizon,
+            "window": unit.window, "budget": unit.budget, "seed": unit.seed, "model_overrides": None}
+
+
 def test_an_isolated_unit_interrupted_alone_stops_the_grid_without_an_error(tmp_path, monkeypatch):
     monkeypatch.setattr(runner, "_run_isolated", lambda *a, **k: 130)  # the worker's exit status after Ctrl-C
     out = run_grid(_fake_units(), tmp_path, isolate=True, progress=False, log=lambda s: None)
