@@ -45,8 +45,12 @@ def budget_text(row: Row) -> str:
     epochs = b.get("max_epochs")
     batches = b.get("limit_train_batches")
     unit = "epoch" if epochs == 1 else "epochs"
-    parts = [f"{epochs} {unit}" + (f" × {batches} batches" if batches else " over the whole training split")
-             + f" of {b.get('batch_size')}" if epochs else "",
+    length = (f"{epochs} {unit}" + (f" × {batches} batches" if batches else " over the whole training split")
+              + f" of {b.get('batch_size')}" if epochs else "")
+    if row.overrides.get("max_time"):  # the clock, not the epochs, decides the length (see training.wall_clock)
+        length = (f"{row.overrides['max_time']} of training per unit, batches of {b.get('batch_size')} (the steps "
+                  f"that fit, measured after the warm-up, with the learning-rate schedule fitted to them)")
+    parts = [length,
              f"lr {b['lr']:g}" if b.get("lr") is not None else "",
              f"patience {b['patience']}" if b.get("patience") else "no early stopping",
              ("model defaults " + ", ".join(f"{k}={v}" for k, v in b["model_overrides"].items())
@@ -342,7 +346,7 @@ def write_report(results_dir: Union[str, Path], out_dir: Optional[Union[str, Pat
         if bar is not None:
             plots.append(bar)
     tta = plot_time_to_accuracy(collect_curves(results_dir), out_dir / "plots" / "time_to_accuracy.png",
-                                title=f"Validation MAE at the last step against training time: {results_dir.name}")
+                                title=f"MAE at the last step against training time: {results_dir.name}")
     if tta is not None:
         plots.append(tta)
     return ReportFiles(md, csv_path, plots, tables, text)

@@ -29,6 +29,8 @@ class Curve:
         seconds: training seconds at each validation ``[V]``.
         val_mae_last: masked validation MAE (mph) at the horizon's last step, at the same validations ``[V]``.
         threads: torch threads the unit trained with (None if not recorded).
+        end_seconds, test_mae_last: the unit's whole training time and its masked test MAE at the horizon's
+            last step (the full test split, scored after training; None if not recorded).
     """
 
     model: str
@@ -36,6 +38,8 @@ class Curve:
     seconds: List[float]
     val_mae_last: List[float]
     threads: Optional[int] = None
+    end_seconds: Optional[float] = None
+    test_mae_last: Optional[float] = None
 
 
 def read_curve(metrics_csv: Union[str, Path]) -> List[tuple]:
@@ -61,14 +65,16 @@ def collect_curves(results_dir: Union[str, Path]) -> List[Curve]:
         points = read_curve(log)
         if points:
             env = r.get("environment") or {}
+            test = (r.get("metrics") or {}).get(f"mae@{r.get('horizon')}")
             out.append(Curve(r["model"], r.get("seed"), [p[0] for p in points],
-                             [p[1] for p in points], env.get("threads")))
+                             [p[1] for p in points], env.get("threads"), r.get("train_time_s"), test))
     return out
 
 
 def plot_time_to_accuracy(curves: List[Curve], path: Union[str, Path], title: str = "") -> Optional[Path]:
     """One line per unit (one colour per model, seeds alike), validation MAE@last step against training
-    minutes; returns the PNG path, or None without curves."""
+    minutes, and a star per unit at the end of its training: its test MAE@last step; returns the PNG path, or
+    None without curves."""
     if not curves:
         return None
 
@@ -81,10 +87,14 @@ def plot_time_to_accuracy(curves: List[Curve], path: Union[str, Path], title: st
         colour = colours.setdefault(c.model, next(cycle))
         ax.plot([s / 60 for s in c.seconds], c.val_mae_last, "o-", ms=3, lw=1.1, color=colour,
                 label=c.model if first else None)
+        if c.end_seconds is not None and c.test_mae_last is not None:
+            ax.plot([c.end_seconds / 60], [c.test_mae_last], "*", ms=9, color=colour, mec="black", mew=0.5)
+    if any(c.test_mae_last is not None for c in curves):
+        ax.plot([], [], "*", ms=9, color="white", mec="black", mew=0.5, label="test MAE, end of training")
     threads = {c.threads for c in curves}
     each = f", {threads.pop()} torch thread(s) each" if len(threads) == 1 and None not in threads else ""
     ax.set_xlabel(f"training time (minutes{each})")
-    ax.set_ylabel("validation MAE at the last step (mph)")
+    ax.set_ylabel("MAE at the last step (mph): validation, test (*)")
     ax.grid(alpha=0.3)
     ax.legend(fontsize=7)
     ax.set_title(title or "time to accuracy", fontsize=9)

@@ -183,6 +183,7 @@ def test_an_equal_time_table_shows_the_steps_each_model_reached(tmp_path):
                                     overrides=timed))
     md = write_report(res).text
     assert "budget `cpu-15min+t15m`" in md and "| steps |" in md
+    assert "15m of training per unit, batches of 32" in md and "4 epochs" not in md
     rows = _rows_of(md)
     assert "920 ± 28" in rows["tts_attn_none"] and "16,250" in rows["tsl:STIDModel"]
     assert rows["historical_average"][-3] == "—"  # steps, train s, peak RSS: a baseline trains no step
