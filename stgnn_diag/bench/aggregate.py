@@ -103,6 +103,7 @@ class Row:
     unit_ids: List[str]
     reused_from: List[str] = field(default_factory=list)  # results folders the copied units came from
     steps: Optional[Stat] = None  # optimizer steps trained (None for baselines); a --max-time unit's own count
+    cut_by_clock: bool = False  # a --max-time seed hit the time limit before the steps its calibration fixed
 
     @property
     def n(self) -> int:
@@ -274,6 +275,8 @@ def aggregate(results: Iterable[Dict[str, Any]]) -> List[Row]:
             metrics={c: summarize([r["metrics"][c] for r in rs]) for c in cols}, windows=int(rs[0]["windows"]),
             parameters=params.pop() if len(params) == 1 else None,
             steps=summarize(steps) if None not in steps else None,
+            cut_by_clock=any(r.get("schedule_steps") and r.get("global_steps") is not None
+                             and r["global_steps"] < r["schedule_steps"] for r in rs),
             train_time_s={k: summarize(v) for k, v in sorted(times.items())}, peak_rss_mb=max(rss) if rss else None,
             rss_exact=bool(rss) and all(r["peak_memory"].get("rss_exact") for r in rs),
             cuda_max_allocated_mb=max(cuda) if cuda else None, resumed=any(r.get("resumed") for r in rs),

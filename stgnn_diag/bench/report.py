@@ -118,7 +118,7 @@ def table_markdown(table: Table, *, digits: int = 3, paper: bool = False) -> str
     out.append("")
     head = "| model | n | " + " | ".join(_col_title(c) for c in cols) + " | params | steps | train s | peak RSS MB |"
     out += [head, "|" + "---|" * (len(cols) + 6)]
-    any_resumed = any_bound = False
+    any_resumed = any_bound = any_cut = False
     mixed = len({k for r in rows for k in r.train_time_s}) > 1  # seeds trained on a GPU and on a CPU
     for r in rows:
         cells = []
@@ -137,7 +137,8 @@ def table_markdown(table: Table, *, digits: int = 3, paper: bool = False) -> str
         params = "—" if r.parameters is None else (f"{r.parameters:,}" if r.kind == "model" else "0")
         name = f"`{r.model}`" + (" (baseline)" if r.kind == "baseline" else "")
         steps = "—" if r.steps is None else (f"{r.steps.mean:,.0f}" if not r.steps.std else
-                                             f"{r.steps.mean:,.0f} ± {r.steps.std:,.0f}")
+                                             f"{r.steps.mean:,.0f} ± {r.steps.std:,.0f}") + ("‡" if r.cut_by_clock else "")
+        any_cut |= r.cut_by_clock
         out.append(f"| {name} | {r.n} | " + " | ".join(cells) + f" | {params} | {steps} | {t} | {mem} |")
     notes = ["steps: optimizer steps trained (mean over seeds; a `--max-time` unit's steps are what fitted in its "
              "time); train s: Lightning fit time (mean over seeds" + ("; seeds trained on a GPU and on a CPU are "
@@ -147,6 +148,10 @@ def table_markdown(table: Table, *, digits: int = 3, paper: bool = False) -> str
     if any_resumed:
         notes.append("†: at least one seed was resumed and its earlier attempts left no record of their time; the "
                      "training time counts only the part after resuming.")
+    if any_cut:
+        notes.append("‡: at least one seed reached the time limit before the number of steps fixed after its "
+                     "warm-up (the machine slowed down later in the run): `global_steps` < `schedule_steps` in its "
+                     "result.json, its learning-rate schedule not quite at its end.")
     if any_bound:
         notes.append("≤: run in-process after other units; the process's high-water mark is an upper bound "
                      "(`--isolate` measures each unit alone).")

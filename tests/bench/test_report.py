@@ -176,8 +176,10 @@ def test_training_times_of_gpu_and_cpu_seeds_are_never_averaged_together(tmp_pat
 
 def test_an_equal_time_table_shows_the_steps_each_model_reached(tmp_path):
     timed = {"max_time": "15m"}
-    res = write_results(tmp_path / "res", *[make_result("tts_attn_none", s, {}, budget="cpu-15min", overrides=timed,
-                                                        steps=n) for s, n in ((0, 900), (1, 940))],
+    seeds = [make_result("tts_attn_none", s, {}, budget="cpu-15min", overrides=timed, steps=n) for s, n in ((0, 900),
+                                                                                                        (1, 940))]
+    seeds[1]["schedule_steps"] = 950  # seed 1 ran out of time 10 steps before its fixed length
+    res = write_results(tmp_path / "res", *seeds,
                         make_result("tsl:STIDModel", 0, {}, budget="cpu-15min", overrides=timed, steps=16250),
                         make_result("historical_average", None, {}, kind="baseline", budget="cpu-15min",
                                     overrides=timed))
@@ -185,5 +187,5 @@ def test_an_equal_time_table_shows_the_steps_each_model_reached(tmp_path):
     assert "budget `cpu-15min+t15m`" in md and "| steps |" in md
     assert "15m of training per unit, batches of 32" in md and "4 epochs" not in md
     rows = _rows_of(md)
-    assert "920 ± 28" in rows["tts_attn_none"] and "16,250" in rows["tsl:STIDModel"]
+    assert "920 ± 28‡" in rows["tts_attn_none"] and "16,250" in rows["tsl:STIDModel"] and "‡: at least one" in md
     assert rows["historical_average"][-3] == "—"  # steps, train s, peak RSS: a baseline trains no step
