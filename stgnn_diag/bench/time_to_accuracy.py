@@ -63,9 +63,9 @@ def collect_curves(results_dir: Union[str, Path]) -> List[Curve]:
         if not log.is_file():
             continue
         points = read_curve(log)
-        if points:
+        test = (r.get("metrics") or {}).get(f"mae@{r.get('horizon')}")
+        if points or test is not None:  # a unit stopped before its first validation still has its end point
             env = r.get("environment") or {}
-            test = (r.get("metrics") or {}).get(f"mae@{r.get('horizon')}")
             out.append(Curve(r["model"], r.get("seed"), [p[0] for p in points],
                              [p[1] for p in points], env.get("threads"), r.get("train_time_s"), test))
     return out

@@ -37,6 +37,14 @@ def test_curves_come_from_the_run_logs_in_time_order_and_the_report_plots_them(t
     assert plot in write_report(res).plots and plot.read_bytes()[:8] == PNG
 
 
+def test_a_unit_stopped_before_its_first_validation_keeps_its_end_point(tmp_path):
+    res = tmp_path / "res"
+    _with_log(res, make_result("tsl:GraphWaveNetModel", 0, {"mae@12": 5.46}), ["0,0.008,49,,,,\n"])
+    (curve,) = collect_curves(res)
+    assert curve.seconds == [] and (curve.end_seconds, curve.test_mae_last) == (10.0, 5.46)
+    assert any(p.name == "time_to_accuracy.png" for p in write_report(res).plots)
+
+
 def test_no_curve_no_plot(tmp_path):
     res = write_results(tmp_path / "res", make_result("tas_attn_none", 0, {}))  # a result without a run log
     assert collect_curves(res) == []
