@@ -137,7 +137,8 @@ def table_markdown(table: Table, *, digits: int = 3, paper: bool = False) -> str
         params = "—" if r.parameters is None else (f"{r.parameters:,}" if r.kind == "model" else "0")
         name = f"`{r.model}`" + (" (baseline)" if r.kind == "baseline" else "")
         steps = "—" if r.steps is None else (f"{r.steps.mean:,.0f}" if not r.steps.std else
-                                             f"{r.steps.mean:,.0f} ± {r.steps.std:,.0f}") + ("‡" if r.cut_by_clock else "")
+                                             f"{r.steps.mean:,.0f} ± {r.steps.std:,.0f}")
+        steps += "‡" if r.cut_by_clock else ""
         any_cut |= r.cut_by_clock
         out.append(f"| {name} | {r.n} | " + " | ".join(cells) + f" | {params} | {steps} | {t} | {mem} |")
     notes = ["steps: optimizer steps trained (mean over seeds; a `--max-time` unit's steps are what fitted in its "
@@ -184,7 +185,8 @@ def write_csv(tables: Iterable[Table], path: Union[str, Path], *, paper: bool = 
                                                                          _step_key(c.split("@")[1])))
     fields = ["source", "dataset", "protocol", "horizon", "window", "budget", "budget_label", "cpu_budget", "full_budget",
               "model", "kind", "n", "seeds", *[f"{c}_{s}" for c in cols for s in ("mean", "std")], "windows",
-              "parameters", "steps_mean", "steps_std", *[f"train_time_s_{k}_{s}" for k in ("cpu", "gpu") for s in ("mean", "std", "n")],
+              "parameters", "steps_mean", "steps_std",
+              *[f"train_time_s_{k}_{s}" for k in ("cpu", "gpu") for s in ("mean", "std", "n")],
               "peak_rss_mb", "rss_exact",
               "cuda_max_allocated_mb", "resumed", "machine", "git_commits", "git_dirty", "overrides",
               "model_overrides", "unit_ids"]

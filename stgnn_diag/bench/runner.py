@@ -278,7 +278,8 @@ def _train_config(unit: Unit, out: Path, *, data_root, accelerator, devices, pro
                        horizon=unit.horizon, window=unit.window, budget=unit.budget, seed=unit.seed,
                        data_root=str(data_root) if data_root else None,
                        model_overrides=dict(unit.model_overrides) or None, max_windows=ov.get("max_windows"),
-                       max_time=ov.get("max_time"), **budget_overrides(ov), accelerator=accelerator, devices=devices, progress=progress, resume=resume,
+                       max_time=ov.get("max_time"), **budget_overrides(ov), accelerator=accelerator, devices=devices,
+                       progress=progress, resume=resume,
                        overwrite=overwrite)
 
 
