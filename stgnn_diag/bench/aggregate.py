@@ -16,7 +16,7 @@ from typing import Any, Dict, Iterable, List, Optional, Sequence, Set, Tuple, Un
 
 import numpy as np
 
-from ..datasets.registry import DEFAULT_DATASET
+from ..datasets.registry import DEFAULT_DATASET, recorded_dataset
 from ..metrics import default_steps
 from .grid import result_settings
 from .runner import RESULT_JSON, load_result
@@ -219,7 +219,7 @@ def _settings_without_seed(r: Dict[str, Any]) -> Dict[str, Any]:
 
 
 def _dataset(r: Dict[str, Any]) -> str:
-    return (result_settings(r) or {}).get("dataset", DEFAULT_DATASET)
+    return recorded_dataset(result_settings(r) or {})
 
 
 def aggregate(results: Iterable[Dict[str, Any]]) -> List[Row]:

@@ -151,7 +151,7 @@ class Unit:
                    window=int(d["window"]), budget=d["budget"], seed=d["seed"],
                    overrides=tuple(sorted(d.get("overrides", {}).items())),
                    model_overrides=tuple(sorted(d.get("model_overrides", {}).items())),
-                   dataset=d.get("dataset", DEFAULT_DATASET))
+                   dataset=recorded_dataset(d))
 
 
 def result_settings(result: Mapping[str, Any]) -> Optional[Dict[str, Any]]:

@@ -197,11 +197,11 @@ def unit_state(results_dir: Union[str, Path], unit: Unit) -> str:
     return "new"
 
 
-def budget_now(unit: Unit) -> Dict[str, Any]:
-    """The budget ``unit`` trains under today: its preset with the grid's overrides, resolved (JSON form)."""
+def unit_budget(unit: Unit):
+    """The :class:`~stgnn_diag.training.Budget` ``unit`` trains under today: its preset with the grid's overrides."""
     from ..training.budgets import get_budget
 
-    return _roundtrip(get_budget(unit.budget).with_overrides(**budget_overrides(dict(unit.overrides))).to_dict())
+    return get_budget(unit.budget).with_overrides(**budget_overrides(dict(unit.overrides)))
 
 
 def budget_changes(unit: Unit, stored: Dict[str, Any]) -> Dict[str, tuple]:
@@ -211,7 +211,7 @@ def budget_changes(unit: Unit, stored: Dict[str, Any]) -> Dict[str, tuple]:
     then = stored.get("budget_resolved")
     if unit.kind != "model" or not then:
         return {}
-    then, now = _roundtrip(then), budget_now(unit)
+    then, now = _roundtrip(then), _roundtrip(unit_budget(unit).to_dict())
     return {k: (then.get(k), now.get(k)) for k in sorted(set(then) | set(now)) if then.get(k) != now.get(k)}
 
 
@@ -302,7 +302,6 @@ def run_unit(unit: Unit, results_dir: Union[str, Path], *, data_root=None, accel
     """
     import torch
 
-    from ..training.budgets import get_budget
     from ..training.run_dir import METRICS_JSON
     from ..training.train import environment
 
@@ -318,7 +317,7 @@ def run_unit(unit: Unit, results_dir: Union[str, Path], *, data_root=None, accel
     rss_before = _rss_mb()
     t0 = time.perf_counter()
     ov = dict(unit.overrides)
-    budget = get_budget(unit.budget).with_overrides(**budget_overrides(ov))
+    budget = unit_budget(unit)
     if unit.kind == "baseline":
         from ..training import evaluate
 
