@@ -255,6 +255,11 @@ def aggregate(results: Iterable[Dict[str, Any]]) -> List[Row]:
             raise AggregationError(f"The results {[r['unit_id'] for r in rs]} were trained under different "
                                    f"settings of budget {rs[0]['budget']!r} ({' vs '.join(sorted(budgets))}); "
                                    f"they cannot be averaged.")
+        models = {json.dumps(r["model_config"], sort_keys=True) for r in rs if r.get("model_config")}
+        if len(models) > 1:  # the zoo entry changed between seeds (older results recorded none: not checked)
+            raise AggregationError(f"The results {[r['unit_id'] for r in rs]} were trained with different "
+                                   f"configurations of {rs[0]['model']!r} ({' vs '.join(sorted(models))}); they "
+                                   f"cannot be averaged.")
         cols = metric_columns(key[2])
         missing = [c for c in cols if any(c not in r["metrics"] for r in rs)]
         if missing:

@@ -215,6 +215,30 @@ def budget_changes(unit: Unit, stored: Dict[str, Any]) -> Dict[str, tuple]:
     return {k: (then.get(k), now.get(k)) for k in sorted(set(then) | set(now)) if then.get(k) != now.get(k)}
 
 
+#: Model arguments that come from the data and the unit (not from the zoo entry): taken from the stored record.
+DATA_MODEL_ARGUMENTS = ("n_nodes", "horizon", "window", "exog_size")
+
+
+def model_changes(unit: Unit, stored: Dict[str, Any]) -> Dict[str, tuple]:
+    """``{argument: (stored, now)}`` where the model a result (or run config) was trained with differs from
+    what the unit's zoo entry builds today (its defaults changed: another number of layers, say); ``{}`` when
+    they agree, for a baseline, an integration entry (its overrides are in the unit's settings) and for
+    results that did not record their model's configuration."""
+    then = (stored.get("model_config") or {}).get("model_kwargs")
+    if unit.kind != "model" or not then or ":" in unit.model:
+        return {}
+    from ..zoo import resolved_config
+
+    kwargs = {**dict(unit_budget(unit).model_overrides), **dict(unit.model_overrides),
+              **{k: then[k] for k in DATA_MODEL_ARGUMENTS if k in then}}
+    then, now = _roundtrip(then), _roundtrip(resolved_config(unit.model, **kwargs)["model_kwargs"])
+    return {k: (then.get(k), now.get(k)) for k in sorted(set(then) | set(now)) if then.get(k) != now.get(k)}
+
+
+def _changed(changes: Dict[str, tuple]) -> str:
+    return ", ".join(f"{k}: {a!r} then, {b!r} now" for k, (a, b) in changes.items())
+
+
 def _check_stored_settings(unit: Unit, stored: Dict[str, Any], where: Path) -> None:
     want = _roundtrip(unit.settings())
     have = result_settings(stored)
@@ -226,8 +250,12 @@ def _check_stored_settings(unit: Unit, stored: Dict[str, Any], where: Path) -> N
     changed = budget_changes(unit, stored)
     if changed:
         raise GridError(f"{where} was trained under budget {unit.budget!r} as the preset was then; it has changed "
-                        f"since ({', '.join(f'{k}: {a!r} then, {b!r} now' for k, (a, b) in changed.items())}), so "
-                        f"this result is not a run of unit {unit.unit_id} today. Use another results folder, or "
+                        f"since ({_changed(changed)}), so this result is not a run of unit {unit.unit_id} today. "
+                        f"Use another results folder, or delete {where.parent} to rerun it.")
+    changed = model_changes(unit, stored)
+    if changed:
+        raise GridError(f"{where} was trained with another {unit.model!r} than the zoo builds today ({_changed(changed)}), "
+                        f"so this result is not a run of unit {unit.unit_id} today. Use another results folder, or "
                         f"delete {where.parent} to rerun it.")
 
 
@@ -247,6 +275,7 @@ def _check_run_config(unit: Unit, run: Path) -> None:
     want = _roundtrip(want)
     diff = {k: (cfg.get(k), v) for k, v in want.items() if cfg.get(k) != v}
     diff.update({f"budget.{k}": v for k, v in budget_changes(unit, cfg).items()})  # the preset changed since
+    diff.update({f"model.{k}": v for k, v in model_changes(unit, cfg).items()})  # the zoo entry changed since
     if diff:
         raise GridError(f"The run folder {run} was made with other settings than unit {unit.unit_id} "
                         f"(stored vs grid: {diff}). Delete it to rerun the unit.")
@@ -343,6 +372,7 @@ def run_unit(unit: Unit, results_dir: Union[str, Path], *, data_root=None, accel
                 return {}
             resumed = state == "partial"
         budget_resolved = metrics.get("config", {}).get("budget_resolved")
+        model_config = metrics.get("config", {}).get("model_config")
         run_part = {"metrics": metrics["metrics"], "windows": metrics["windows"], "parameters": metrics["parameters"],
                     "train_time_s": metrics["train_time_s"], "epochs": metrics.get("epochs"),
                     "global_steps": metrics.get("global_steps"), "schedule_steps": metrics.get("schedule_steps"),
@@ -352,6 +382,8 @@ def run_unit(unit: Unit, results_dir: Union[str, Path], *, data_root=None, accel
                     "environment": metrics.get("environment") or environment(), "run_dir": RUN_DIR}
         if budget_resolved:
             run_part["budget_resolved"] = budget_resolved
+        if model_config:
+            run_part["model_config"] = model_config
     wall = time.perf_counter() - t0
     rss_after = _rss_mb()
     peak = {"rss_mb": rss_after, "rss_exact": bool(isolated or rss_after > rss_before),
@@ -401,7 +433,7 @@ def find_reusable(unit: Unit, sources: Sequence[Union[str, Path]]) -> Optional[P
         path = _unit_dir(Path(src), unit) / RESULT_JSON
         if path.is_file():
             stored = load_result(path)
-            if result_settings(stored) == want and not budget_changes(unit, stored):
+            if result_settings(stored) == want and not budget_changes(unit, stored) and not model_changes(unit, stored):
                 return path.parent
     return None
 

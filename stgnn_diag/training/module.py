@@ -67,6 +67,8 @@ class ForecastModule(L.LightningModule):
             budget = Budget(**{**budget, "model_overrides": tuple(dict(budget.get("model_overrides", {})).items())})
         model_kwargs = dict(model_kwargs or {})
         self.model = create_model(model_name, pretrained=pretrained, **model_kwargs)
+        if ":" not in model_name:  # every constructor argument: the checkpoint rebuilds this very model even
+            model_kwargs = dict(self.model.config["model_kwargs"])  # after a default of its zoo entry changed
         self.budget, self.steps_per_epoch, self.covariates = budget, steps_per_epoch, covariates
         #: length of the learning-rate schedule in optimizer steps (the trainer's estimate at the start of
         #: fitting; a wall-clock budget fixes it during training)

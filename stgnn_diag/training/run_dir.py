@@ -142,3 +142,19 @@ def check_same_run(out_dir: Path, config: Dict[str, Any], ignore: Iterable[str] 
         said = "; ".join(f"{k}: the run has {a!r}, asked {b!r}" for k, (a, b) in diff.items())
         raise RunDirError(f"--resume asks for another run than the one in {out_dir} ({said}). Resume with the "
                           f"run's own settings, or start a new run in another --out.")
+
+
+def check_same_model(out_dir: Path, model_config: Dict[str, Any]) -> None:
+    """Raise :class:`RunDirError` unless ``model_config`` (``model.config`` of the model a resume builds) is
+    the one recorded in ``out_dir/config.json``: a zoo entry whose defaults changed since the run started
+    builds another model under the same name. Runs recorded before ``config.json`` held it are not checked."""
+    saved = json.loads((Path(out_dir) / CONFIG_JSON).read_text()).get("model_config")
+    if saved is None:
+        return
+    then, now = saved.get("model_kwargs", {}), json.loads(json.dumps(model_config, default=str))["model_kwargs"]
+    diff = {k: (then.get(k), now.get(k)) for k in sorted(set(then) | set(now)) if then.get(k) != now.get(k)}
+    if diff:
+        said = "; ".join(f"{k}: the run has {a!r}, now {b!r}" for k, (a, b) in diff.items())
+        raise RunDirError(f"--resume would build another {model_config['name']!r} than the run in {out_dir} ({said}): "
+                          f"the zoo entry changed since the run started. Pass the run's values as model "
+                          f"overrides (--set KEY=VALUE) to resume it, or start a new run in another --out.")

@@ -1,6 +1,7 @@
 """``train``: fit a zoo model on a data set under a protocol and a budget, then test it."""
 from __future__ import annotations
 
+import json
 import os
 import platform
 import subprocess
@@ -30,7 +31,8 @@ from .wall_clock import ElapsedTime, WallClockBudget, parse_duration
 from .logs import LOGS, merge_attempt_logs, next_attempt, read_attempts, write_attempt
 from .plots import plot_loss_curve
 from .quiet import quiet_lightning
-from .run_dir import (CHECKPOINTS, CONFIG_JSON, LAST, METRICS_JSON, RunLock, check_same_run, last_checkpoint,
+from .run_dir import (CHECKPOINTS, CONFIG_JSON, LAST, METRICS_JSON, RESUMABLE_CHANGES, RunLock, check_same_model,
+                      check_same_run, last_checkpoint,
                       prepare_run_dir, write_json)
 
 
@@ -208,7 +210,9 @@ def train(cfg: TrainConfig) -> Dict[str, Any]:
     with RunLock(out):  # before any check: a second process (or --overwrite) must not touch a live run
         resume_from = prepare_run_dir(out, resume=cfg.resume, overwrite=cfg.overwrite)
         if resume_from is not None:
-            check_same_run(out, config, absent_means={"dataset": DEFAULT_DATASET})
+            # the model's resolved configuration is compared once it is built (check_same_model)
+            check_same_run(out, config, ignore=RESUMABLE_CHANGES + ("model_config",),
+                           absent_means={"dataset": DEFAULT_DATASET})
         return _fit_and_test(cfg, budget, config, max_time, resume_from)
 
 
@@ -219,6 +223,10 @@ def _fit_and_test(cfg: TrainConfig, budget: Budget, config: Dict[str, Any], max_
     data = get_dataset(cfg.dataset, cfg.data_root, progress=cfg.progress)
     splits = make_splits(data, cfg.protocol, window=cfg.window, horizon=cfg.horizon, max_windows=cfg.max_windows)
     module = build(cfg, budget, splits)
+    # every constructor argument of the model: a later change of a zoo default cannot pass for this run
+    config["model_config"] = json.loads(json.dumps(module.model.config, default=str))
+    if resume_from is not None and rank_zero_only.rank == 0:
+        check_same_model(out, config["model_config"])
     if cfg.max_steps:
         module.schedule_steps = cfg.max_steps
     if resume_from is None and rank_zero_only.rank == 0:

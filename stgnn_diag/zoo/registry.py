@@ -161,6 +161,20 @@ def create_model(name: str, pretrained: Union[bool, str] = False, checkpoint_pat
     return model
 
 
+def resolved_config(name: str, **overrides) -> Dict:
+    """The configuration ``create_model(name, **overrides).config`` would carry (``{"name", "model_kwargs"}``,
+    every constructor argument of a native entry), without allocating the model: it is built on the
+    ``meta`` device. The bench compares it with the configuration a stored result was trained with, so a
+    zoo entry whose defaults changed since (another number of layers, say) is not taken for that result."""
+    import torch
+
+    if ":" in name:  # integration entries record their overrides only
+        check_model_name(name)
+        return {"name": name, "model_kwargs": dict(overrides)}
+    with torch.device("meta"):
+        return create_model(name, **overrides).config
+
+
 def constructor_arguments(cls: type) -> set:
     """Names of the keyword arguments the constructors in ``cls``'s MRO declare (up to ``nn.Module``)."""
     out = set()

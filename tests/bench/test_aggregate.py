@@ -93,6 +93,11 @@ def test_results_that_cannot_be_averaged_are_errors():
     with pytest.raises(AggregationError, match="different settings of budget 'cpu-small'"):
         aggregate([s0, s1])
     assert aggregate([{**s0, "budget_resolved": None}, s1])[0].n == 2  # a result without the record: not checked
+    m0 = {**s1, "seed": 0, "model_config": {"name": "tts_attn_none", "model_kwargs": {"temporal_layers": 2}}}
+    m1 = {**s1, "model_config": {"name": "tts_attn_none", "model_kwargs": {"temporal_layers": 1}}}
+    with pytest.raises(AggregationError, match="different configurations of 'tts_attn_none'"):
+        aggregate([m0, m1])  # the zoo entry's default changed between the seeds
+    assert aggregate([{**m0, "model_config": None}, m1])[0].n == 2
     c = make_result("tts_attn_none", 0, {}, windows=100)
     d = make_result("tts_attn_mask", 0, {}, windows=300)
     with pytest.raises(AggregationError, match="different numbers of windows"):

@@ -205,6 +205,41 @@ def test_a_result_trained_before_its_budget_preset_changed_is_not_this_unit(tmp_
         runner._check_run_config(unit, run)  # a half-trained run is not resumed under the new preset either
 
 
+def test_a_result_trained_before_its_zoo_entry_changed_is_not_this_unit(tmp_path, monkeypatch):
+    from stgnn_diag.zoo import resolved_config
+
+    unit = _fake_units(1)[0]
+    built = resolved_config(unit.model, n_nodes=207, horizon=12, window=12, exog_size=8, hidden_size=32)
+
+    def recorded(cfg):  # what train() records: every constructor argument of the model it built
+        return {**_fake_metrics(cfg), "config": {"model_config": built}}
+
+    monkeypatch.setattr(runner, "_train", recorded)
+    run_grid([unit], tmp_path, progress=False, log=lambda s: None)
+    path = tmp_path / unit.unit_id / RESULT_JSON
+    old = json.loads(path.read_text())
+    assert old["model_config"]["model_kwargs"]["temporal_layers"] == built["model_kwargs"]["temporal_layers"]
+    assert run_grid([unit], tmp_path, progress=False, log=lambda s: None).outcomes[0].status == "skipped"
+    assert runner.find_reusable(unit, [tmp_path]) == tmp_path / unit.unit_id
+    # the entry built 5 temporal layers when this unit trained (its default changed since)
+    old["model_config"]["model_kwargs"]["temporal_layers"] = 5
+    path.write_text(json.dumps(old))
+    monkeypatch.setattr(runner, "_train", _fail_if_called)
+    now = built["model_kwargs"]["temporal_layers"]
+    with pytest.raises(GridError, match=f"another 'tts_attn_none'.*temporal_layers: 5 then, {now} now"):
+        run_grid([unit], tmp_path, progress=False, log=lambda s: None)
+    assert runner.find_reusable(unit, [tmp_path]) is None
+    run = tmp_path / "partial" / RUN_DIR
+    run.mkdir(parents=True)
+    (run / "config.json").write_text(json.dumps({**_train_config_of(unit), "model_config": old["model_config"]}))
+    with pytest.raises(GridError, match="model.temporal_layers"):
+        runner._check_run_config(unit, run)
+    # a result without the record (trained before results kept it) is not checked
+    del old["model_config"]
+    path.write_text(json.dumps(old))
+    assert run_grid([unit], tmp_path, progress=False, log=lambda s: None).outcomes[0].status == "skipped"
+
+
 def _train_config_of(unit):
     return {"model": unit.model, "dataset": unit.dataset, "protocol": unit.protocol, "horizon": unit.horizon,
             "window": unit.window, "budget": unit.budget, "seed": unit.seed, "model_overrides": None}

@@ -70,6 +70,22 @@ def test_resume_with_another_model_is_refused_and_changes_nothing(tmp_path, metr
     assert not (tmp_path / "run" / ".lock").exists()
 
 
+def test_resume_after_the_zoo_entry_changed_is_refused(tmp_path, metr_la_root):
+    from stgnn_diag.zoo import get_entry
+
+    train(tiny_cfg(tmp_path, metr_la_root, max_epochs=1))
+    cfg_path = tmp_path / "run" / "config.json"
+    saved = json.loads(cfg_path.read_text())
+    kwargs = saved["model_config"]["model_kwargs"]  # every constructor argument, not only the overrides
+    assert saved["model_config"]["name"] == TINY["model"] and kwargs["hidden_size"] == 8
+    assert set(kwargs) >= set(get_entry(TINY["model"]).defaults) and "spatial_on" in kwargs
+    kwargs["spatial_layers"] += 1  # what the entry built when the run started (its default changed since)
+    cfg_path.write_text(json.dumps(saved))
+    with pytest.raises(RunDirError, match=r"another 'tts_attn_penalty'.*spatial_layers: the run has"):
+        train(tiny_cfg(tmp_path, metr_la_root, max_epochs=1, resume=True))
+    assert not (tmp_path / "run" / ".lock").exists()
+
+
 def test_bad_names_fail_before_any_work(tmp_path, metr_la_root):
     with pytest.raises(ValueError, match="Unknown model"):
         train(tiny_cfg(tmp_path, metr_la_root, model="tts_attn_penalti"))
