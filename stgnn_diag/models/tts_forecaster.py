@@ -28,7 +28,7 @@ class TTSForecaster(STForecasterBase):
 
     def __init__(self, input_size: int, output_size: Optional[int] = None, horizon: int = 12,
                  n_nodes: Optional[int] = None, hidden_size: int = 32, exog_size: int = 8,
-                 temporal_layers: int = 2, spatial_layers: int = 2, spatial_on: str = "summary", **kwargs):
+                 temporal_layers: int = 1, spatial_layers: int = 2, spatial_on: str = "summary", **kwargs):
         super().__init__(input_size, output_size, horizon, n_nodes, hidden_size, exog_size, **kwargs)
         for name, v in dict(temporal_layers=temporal_layers, spatial_layers=spatial_layers).items():
             if not isinstance(v, int) or v < 1:
