@@ -254,8 +254,8 @@ def _check_stored_settings(unit: Unit, stored: Dict[str, Any], where: Path) -> N
                         f"Use another results folder, or delete {where.parent} to rerun it.")
     changed = model_changes(unit, stored)
     if changed:
-        raise GridError(f"{where} was trained with another {unit.model!r} than the zoo builds today ({_changed(changed)}), "
-                        f"so this result is not a run of unit {unit.unit_id} today. Use another results folder, or "
+        raise GridError(f"{where} was trained with another {unit.model!r} than the zoo builds today "
+                        f"({_changed(changed)}), so this result is not a run of unit {unit.unit_id} today. Use another results folder, or "
                         f"delete {where.parent} to rerun it.")
 
 
