@@ -57,13 +57,13 @@ class Budget:
 
 
 BUDGETS: Dict[str, Budget] = {
-    # The README's first run: 2 x 400 batches of 16 (800 steps, 12,800 windows) at lr 8e-3, the whole pipeline
-    # (data, training, test-set evaluation, baselines) in under 5 minutes on 2 idle cores with tts_attn_penalty.
-    # Measured (2026-12-01, tts_attn_penalty, seed 0): 2.987 / 3.449 / 4.130 MAE@3/6/12 at lr 8e-3, ahead of
-    # last_value_ffill (3.493 @3) and the historical average (4.187 @12); 3.069 / 3.573 / 4.336 at lr 3e-3
-    # (400 x 32). tas_attn_penalty forecasts better (2.946 / 3.404 / 4.085 at lr 3e-3) but takes 7.5 minutes;
-    # with 400 x 16 at lr 8e-3 it is behind the historical average (4.241 @12).
-    "cpu-small": Budget(max_epochs=2, batch_size=16, limit_train_batches=400, limit_val_batches=20,
+    # The README's first run: 3 x 400 batches of 16 (1,200 steps, 19,200 windows) at lr 8e-3, the whole pipeline
+    # (data, training, test-set evaluation, baselines) in about 5 minutes on 2 idle cores with tts_attn_penalty.
+    # Measured with the one-block TTS (2026-12-02, seed 0, one thread beside another process): 2.970 / 3.405 /
+    # 3.980 MAE@3/6/12, ahead of last_value_ffill (3.493 @3) and the historical average (4.187 @12); with
+    # 2 x 400 it was 3.041 / 3.488 / 4.180, only 0.007 ahead of the historical average. T&S at 2 x 400 x 16 was
+    # behind the historical average (4.241 @12).
+    "cpu-small": Budget(max_epochs=3, batch_size=16, limit_train_batches=400, limit_val_batches=20,
                         lr=8e-3, warmup_epochs=0.5, patience=None,
                         model_overrides=(("hidden_size", 32),)),
     # Issue #6's "15 CPU-minute" budget: 4 x 275 batches of 32 (35,200 windows, 1.5 passes over the
