@@ -52,6 +52,7 @@ from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Unio
 
 from ..datasets.registry import recorded_dataset
 from ..training.budgets import budget_overrides
+from ..training.run_dir import changed_fields
 from .grid import BUDGET_OVERRIDE_KEYS, GridError, GridSpec, Unit, is_cpu_budget, result_settings
 
 __all__ = ["ERROR_JSON", "Outcome", "RESULT_JSON", "RUN_DIR", "SCHEMA", "GridRun", "load_result", "machine_info",
@@ -211,8 +212,7 @@ def budget_changes(unit: Unit, stored: Dict[str, Any]) -> Dict[str, tuple]:
     then = stored.get("budget_resolved")
     if unit.kind != "model" or not then:
         return {}
-    then, now = _roundtrip(then), _roundtrip(unit_budget(unit).to_dict())
-    return {k: (then.get(k), now.get(k)) for k in sorted(set(then) | set(now)) if then.get(k) != now.get(k)}
+    return changed_fields(_roundtrip(then), _roundtrip(unit_budget(unit).to_dict()))
 
 
 #: Model arguments that come from the data and the unit (not from the zoo entry): taken from the stored record.
@@ -231,8 +231,7 @@ def model_changes(unit: Unit, stored: Dict[str, Any]) -> Dict[str, tuple]:
 
     kwargs = {**dict(unit_budget(unit).model_overrides), **dict(unit.model_overrides),
               **{k: then[k] for k in DATA_MODEL_ARGUMENTS if k in then}}
-    then, now = _roundtrip(then), _roundtrip(resolved_config(unit.model, **kwargs)["model_kwargs"])
-    return {k: (then.get(k), now.get(k)) for k in sorted(set(then) | set(now)) if then.get(k) != now.get(k)}
+    return changed_fields(_roundtrip(then), _roundtrip(resolved_config(unit.model, **kwargs)["model_kwargs"]))
 
 
 def _changed(changes: Dict[str, tuple]) -> str:

@@ -125,6 +125,12 @@ RESUMABLE_CHANGES = ("out", "data_root", "accelerator", "devices", "strategy", "
                      "checkpoint_every_n_steps", "progress", "resume", "overwrite")
 
 
+def changed_fields(then: Dict[str, Any], now: Dict[str, Any], ignore: Iterable[str] = ()) -> Dict[str, tuple]:
+    """``{key: (then, now)}`` for every key (sorted, ``ignore`` left out) whose value differs between two records."""
+    keys = (set(then) | set(now)) - set(ignore)
+    return {k: (then.get(k), now.get(k)) for k in sorted(keys) if then.get(k) != now.get(k)}
+
+
 def check_same_run(out_dir: Path, config: Dict[str, Any], ignore: Iterable[str] = RESUMABLE_CHANGES,
                    absent_means: Optional[Dict[str, Any]] = None) -> None:
     """Raise :class:`RunDirError` unless ``config`` is the run recorded in ``out_dir/config.json``
@@ -136,8 +142,7 @@ def check_same_run(out_dir: Path, config: Dict[str, Any], ignore: Iterable[str] 
                           f"run. Start over with --overwrite.")
     saved = {**(absent_means or {}), **json.loads(path.read_text())}
     new = json.loads(json.dumps(config, default=str))  # the same normalisation as the saved file
-    keys = (set(saved) | set(new)) - set(ignore)
-    diff = {k: (saved.get(k), new.get(k)) for k in sorted(keys) if saved.get(k) != new.get(k)}
+    diff = changed_fields(saved, new, ignore)
     if diff:
         said = "; ".join(f"{k}: the run has {a!r}, asked {b!r}" for k, (a, b) in diff.items())
         raise RunDirError(f"--resume asks for another run than the one in {out_dir} ({said}). Resume with the "
@@ -152,7 +157,7 @@ def check_same_model(out_dir: Path, model_config: Dict[str, Any]) -> None:
     if saved is None:
         return
     then, now = saved.get("model_kwargs", {}), json.loads(json.dumps(model_config, default=str))["model_kwargs"]
-    diff = {k: (then.get(k), now.get(k)) for k in sorted(set(then) | set(now)) if then.get(k) != now.get(k)}
+    diff = changed_fields(then, now)
     if diff:
         said = "; ".join(f"{k}: the run has {a!r}, now {b!r}" for k, (a, b) in diff.items())
         raise RunDirError(f"--resume would build another {model_config['name']!r} than the run in {out_dir} ({said}): "
