@@ -8,6 +8,9 @@ sensors, the real sensor graph); inference latency per window (``eval`` + ``no_g
 canonical DCRNN split: every training window once plus one pass over the validation windows, at the
 measured rates).
 
+The measuring process sets glibc's allocation thresholds as training and scoring do
+(:mod:`stgnn_diag.training.malloc`), so its figures are the engine's, without a page-fault cost per batch.
+
 Memory: on CPU, ``peak RSS`` is the measuring process's peak resident set size
 (``getrusage(RUSAGE_SELF).ru_maxrss``: Python, torch, the data set and the model together) and
 ``model Δ`` is that peak minus the resident memory just before the model was built (parameters,
@@ -62,6 +65,9 @@ def measure(name: str, batch: int, steps: int, warmup: int, hidden_size: Optiona
 
     torch.set_num_threads(threads)
     from stgnn_diag import create_model
+    from stgnn_diag.training.malloc import keep_freed_memory
+
+    keep_freed_memory()  # as `stgnn-diag train` / `evaluate` run: freed activations stay in the heap
     from stgnn_diag.datasets import MetrLA, make_splits
     from stgnn_diag.metrics import masked_mae
     from stgnn_diag.zoo import get_entry

@@ -18,6 +18,7 @@ import numpy as np
 
 from ..datasets.registry import DEFAULT_DATASET, recorded_dataset
 from ..metrics import default_steps
+from .calibration import mismatch_message, same_compute
 from .grid import result_settings
 from .runner import RESULT_JSON, load_result
 
@@ -104,6 +105,12 @@ class Row:
     reused_from: List[str] = field(default_factory=list)  # results folders the copied units came from
     steps: Optional[Stat] = None  # optimizer steps trained (None for baselines); a --max-time unit's own count
     cut_by_clock: bool = False  # a --max-time seed hit the time limit before the steps its calibration fixed
+    speeds: List[float] = field(default_factory=list)  # machine.gemm_gflops of the seeds that recorded one
+
+    @property
+    def timed(self) -> bool:
+        """An equal-time row: a wall-clock budget (``--max-time``), not the steps, set its length."""
+        return bool(self.overrides.get("max_time"))
 
     @property
     def n(self) -> int:
@@ -260,6 +267,9 @@ def aggregate(results: Iterable[Dict[str, Any]]) -> List[Row]:
             raise AggregationError(f"The results {[r['unit_id'] for r in rs]} were trained with different "
                                    f"configurations of {rs[0]['model']!r} ({' vs '.join(sorted(models))}); they "
                                    f"cannot be averaged.")
+        speeds = [(r.get("machine") or {}).get("gemm_gflops") for r in rs]
+        if (rs[0].get("overrides") or {}).get("max_time") and not same_compute(speeds):
+            raise AggregationError(mismatch_message(f"The equal-time seeds {[r['unit_id'] for r in rs]}", speeds))
         cols = metric_columns(key[2])
         missing = [c for c in cols if any(c not in r["metrics"] for r in rs)]
         if missing:
@@ -280,7 +290,7 @@ def aggregate(results: Iterable[Dict[str, Any]]) -> List[Row]:
             metrics={c: summarize([r["metrics"][c] for r in rs]) for c in cols}, windows=int(rs[0]["windows"]),
             parameters=params.pop() if len(params) == 1 else None,
             steps=summarize(steps) if None not in steps else None,
-            cut_by_clock=any(r.get("schedule_steps") and r.get("global_steps") is not None
+            speeds=[float(v) for v in speeds if v], cut_by_clock=any(r.get("schedule_steps") and r.get("global_steps") is not None
                              and r["global_steps"] < r["schedule_steps"] for r in rs),
             train_time_s={k: summarize(v) for k, v in sorted(times.items())}, peak_rss_mb=max(rss) if rss else None,
             rss_exact=bool(rss) and all(r["peak_memory"].get("rss_exact") for r in rs),
@@ -314,5 +324,10 @@ def build_tables(rows: Iterable[Row]) -> List[Table]:
         if len(windows) > 1:
             raise AggregationError(f"Table {t.key}: rows were tested on different numbers of windows "
                                    f"{ {r.model: r.windows for r in t.rows} }; they are not comparable.")
+        timed = [r for r in t.rows if r.timed]
+        if not same_compute(v for r in timed for v in r.speeds):
+            raise AggregationError(mismatch_message(f"Table {t.key}: the equal-time rows "
+                                                    f"{[r.model for r in timed]}", [v for r in timed for v in r.speeds]))
         t.rows.sort(key=lambda r: _order(r.model, r.kind))
     return [tables[k] for k in sorted(tables)]
+

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Dict, Iterable, List, Optional, Union
 
 from .aggregate import METRICS, Row, Table, aggregate, build_tables, collect
+from .calibration import mismatch_message, same_compute
 from .ordering import ordering_markdown
 from .figures import new_figure
 from .paper_table import DATASET as PAPER_DATASET
@@ -342,6 +343,11 @@ def write_report(results_dir: Union[str, Path], out_dir: Optional[Union[str, Pat
     out_dir = Path(out_dir) if out_dir is not None else results_dir / "report"
     out_dir.mkdir(parents=True, exist_ok=True)
     text = report_markdown(tables, paper=paper, source=str(results_dir))
+    curves = collect_curves(results_dir)
+    if not same_compute(c.gemm_gflops for c in curves):  # one time axis would mislead: no plot, and why
+        text += ("\n> **No time-to-accuracy plot:** " + mismatch_message("the trained units of this folder",
+                                                                         [c.gemm_gflops for c in curves]) + "\n")
+        curves = []
     md = out_dir / "report.md"
     md.write_text(text)
     csv_path = write_csv(tables, out_dir / "results.csv", paper=paper)
@@ -352,7 +358,7 @@ def write_report(results_dir: Union[str, Path], out_dir: Optional[Union[str, Pat
         bar = plot_diag_variants(t, out_dir / "plots" / f"{stem}_diag_variants_{metric}.png", metric=metric)
         if bar is not None:
             plots.append(bar)
-    tta = plot_time_to_accuracy(collect_curves(results_dir), out_dir / "plots" / "time_to_accuracy.png",
+    tta = plot_time_to_accuracy(curves, out_dir / "plots" / "time_to_accuracy.png",
                                 title=f"MAE at the last step against training time: {results_dir.name}")
     if tta is not None:
         plots.append(tta)

@@ -53,6 +53,7 @@ from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Unio
 from ..datasets.registry import recorded_dataset
 from ..training.budgets import budget_overrides
 from ..training.run_dir import changed_fields
+from .calibration import gemm_gflops
 from .grid import BUDGET_OVERRIDE_KEYS, GridError, GridSpec, Unit, is_cpu_budget, result_settings
 
 __all__ = ["ERROR_JSON", "Outcome", "RESULT_JSON", "RUN_DIR", "SCHEMA", "GridRun", "load_result", "machine_info",
@@ -344,6 +345,7 @@ def run_unit(unit: Unit, results_dir: Union[str, Path], *, data_root=None, accel
         torch.cuda.reset_peak_memory_stats()
     rss_before = _rss_mb()
     t0 = time.perf_counter()
+    speed = None
     ov = dict(unit.overrides)
     budget = unit_budget(unit)
     if unit.kind == "baseline":
@@ -366,6 +368,7 @@ def run_unit(unit: Unit, results_dir: Union[str, Path], *, data_root=None, accel
                 _check_run_config(unit, run)
             cfg = _train_config(unit, run, data_root=data_root, accelerator=accelerator, devices=devices,
                                 progress=progress, resume=state == "partial", overwrite=state == "stale")
+            speed = gemm_gflops("cuda" if cuda else "cpu")  # the compute this unit trains with
             metrics = _train(cfg)
             if not metrics:  # a non-zero DDP rank: rank 0 writes the result
                 return {}
@@ -405,7 +408,7 @@ def run_unit(unit: Unit, results_dir: Union[str, Path], *, data_root=None, accel
         **run_part,
         "wall_time_s": round(wall, 1), "peak_memory": peak, "environment": env,
         "git_commit": env.get("git_commit"), "git_dirty": env.get("git_dirty"),
-        "machine": _with_attempts(machine_info(accelerator), run_part.get("attempts")),
+        "machine": _with_attempts({**machine_info(accelerator), "gemm_gflops": speed}, run_part.get("attempts")),
         "accelerator": accelerator, "devices": devices,
         "isolated": isolated, "finished_at": _now(),
     }

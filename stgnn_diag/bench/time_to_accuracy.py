@@ -13,7 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Dict, List, Optional, Union
 
-from .aggregate import collect
+from .aggregate import AggregationError, collect
+from .calibration import mismatch_message, same_compute
 from .figures import new_figure
 
 #: A run folder's merged per-epoch log (:mod:`stgnn_diag.training.logs`).
@@ -31,6 +32,8 @@ class Curve:
         threads: torch threads the unit trained with (None if not recorded).
         end_seconds, test_mae_last: the unit's whole training time and its masked test MAE at the horizon's
             last step (the full test split, scored after training; None if not recorded).
+        gemm_gflops: the compute the unit trained with (:mod:`~stgnn_diag.bench.calibration`; None if not
+            recorded).
     """
 
     model: str
@@ -40,6 +43,7 @@ class Curve:
     threads: Optional[int] = None
     end_seconds: Optional[float] = None
     test_mae_last: Optional[float] = None
+    gemm_gflops: Optional[float] = None
 
 
 def read_curve(metrics_csv: Union[str, Path]) -> List[tuple]:
@@ -67,16 +71,24 @@ def collect_curves(results_dir: Union[str, Path]) -> List[Curve]:
         if points or test is not None:  # a unit stopped before its first validation still has its end point
             env = r.get("environment") or {}
             out.append(Curve(r["model"], r.get("seed"), [p[0] for p in points],
-                             [p[1] for p in points], env.get("threads"), r.get("train_time_s"), test))
+                             [p[1] for p in points], env.get("threads"), r.get("train_time_s"), test,
+                             (r.get("machine") or {}).get("gemm_gflops")))
     return out
 
 
 def plot_time_to_accuracy(curves: List[Curve], path: Union[str, Path], title: str = "") -> Optional[Path]:
     """One line per unit (one colour per model, seeds alike), validation MAE@last step against training
     minutes, and a star per unit at the end of its training: its test MAE@last step; returns the PNG path, or
-    None without curves."""
+    None without curves.
+
+    Raises:
+        AggregationError: the units trained with different compute (one time axis would mislead).
+    """
     if not curves:
         return None
+    if not same_compute(c.gemm_gflops for c in curves):
+        raise AggregationError(mismatch_message(f"The units {sorted({c.model for c in curves})} of the time-to-accuracy "
+                                                f"plot", [c.gemm_gflops for c in curves]))
 
     fig = new_figure(6.4, 4.2)
     ax = fig.subplots()

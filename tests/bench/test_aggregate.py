@@ -135,3 +135,33 @@ def test_resumed_units_name_every_commit_and_flag_only_unrecorded_training_time(
     older.update(resumed=True)  # written before attempts were recorded
     [row] = aggregate([complete, older])
     assert row.train_time_partial
+
+
+# --- compute: equal-time results from machines of different speed are never averaged or tabled together ----------
+
+def _timed(model, seed, gflops, **kw):
+    r = make_result(model, seed, {}, budget="cpu-15min", overrides={"max_time": "15m"}, **kw)
+    r["machine"] = {**r["machine"], "gemm_gflops": gflops}
+    return r
+
+
+def test_equal_time_seeds_trained_with_different_compute_are_not_averaged():
+    with pytest.raises(AggregationError, match=r"different compute.*40 to 80 GFLOP/s \(2\.00x"):
+        aggregate([_timed("tts_attn_mask", 0, 40.0), _timed("tts_attn_mask", 1, 80.0)])
+    [row] = aggregate([_timed("tts_attn_mask", 0, 40.0), _timed("tts_attn_mask", 1, 44.0)])  # within 1.3x
+    assert row.n == 2 and row.speeds == [40.0, 44.0] and row.timed
+    # results recorded before the figure existed are not checked; fixed-step results are not limited by the clock
+    assert aggregate([_timed("tts_attn_mask", 0, None), _timed("tts_attn_mask", 1, 80.0)])[0].n == 2
+    fixed = [make_result("tts_attn_mask", s, {}, budget="cpu-15min") for s in (0, 1)]
+    for r, g in zip(fixed, (40.0, 80.0)):
+        r["machine"] = {**r["machine"], "gemm_gflops": g}
+    [row] = aggregate(fixed)
+    assert row.n == 2 and not row.timed
+
+
+def test_an_equal_time_table_refuses_rows_from_machines_of_different_speed():
+    rows = aggregate([_timed("tts_attn_mask", 0, 40.0), _timed("tsl:STIDModel", 0, 75.0)])
+    with pytest.raises(AggregationError, match=r"equal-time rows \['tts_attn_mask', 'tsl:STIDModel'\].*1\.88x"):
+        build_tables(rows)
+    [t] = build_tables(aggregate([_timed("tts_attn_mask", 0, 40.0), _timed("tsl:STIDModel", 0, 41.0)]))
+    assert len(t.rows) == 2

@@ -189,3 +189,27 @@ def test_an_equal_time_table_shows_the_steps_each_model_reached(tmp_path):
     rows = _rows_of(md)
     assert "920 ± 28‡" in rows["tts_attn_none"] and "16,250" in rows["tsl:STIDModel"] and "‡: at least one" in md
     assert rows["historical_average"][-3] == "—"  # steps, train s, peak RSS: a baseline trains no step
+
+
+def test_a_folder_trained_with_different_compute_gets_no_time_to_accuracy_plot(tmp_path):
+    from stgnn_diag.bench.aggregate import AggregationError
+    from stgnn_diag.bench.time_to_accuracy import Curve, plot_time_to_accuracy
+
+    fast, slow = (make_result(m, 0, {}, budget="cpu-15min") for m in ("tts_attn_mask", "tsl:STIDModel"))
+    for r, g in ((fast, 80.0), (slow, 40.0)):
+        r["machine"] = {**r["machine"], "gemm_gflops": g}
+        r["run_dir"] = "run"
+    res = write_results(tmp_path / "res", fast, slow)
+    for r in (fast, slow):
+        (res / r["unit_id"] / "run").mkdir()
+        (res / r["unit_id"] / "run" / "metrics.csv").write_text("train_seconds,val_mae_last\n60,4.0\n120,3.5\n")
+    files = write_report(res)
+    assert "No time-to-accuracy plot" in files.text and "2.00x" in files.text
+    assert not any(p.name == "time_to_accuracy.png" for p in files.plots)
+    assert "No time-to-accuracy plot" in (res / "report" / "report.md").read_text()
+    with pytest.raises(AggregationError, match="different compute"):
+        plot_time_to_accuracy([Curve("a", 0, [1.0], [3.0], gemm_gflops=80.0),
+                               Curve("b", 0, [1.0], [3.0], gemm_gflops=40.0)], tmp_path / "p.png")
+    fast["machine"]["gemm_gflops"] = 44.0  # the same machine: the plot is drawn
+    write_results(res, fast)
+    assert any(p.name == "time_to_accuracy.png" for p in write_report(res).plots)

@@ -182,6 +182,7 @@ def test_an_equal_time_unit_trains_by_the_clock_and_records_the_steps_it_reached
     result = json.loads((tmp_path / unit.unit_id / RESULT_JSON).read_text())
     assert (result["global_steps"], result["schedule_steps"], result["max_steps_repeats"]) == (431, 431, True)
     assert result["overrides"] == {"max_time": "15m"} and result["budget_label"] == "cpu-15min+t15m"
+    assert result["machine"]["gemm_gflops"] > 0  # the compute it trained with, measured in its own process
 
 
 def test_a_result_trained_before_its_budget_preset_changed_is_not_this_unit(tmp_path, monkeypatch):
