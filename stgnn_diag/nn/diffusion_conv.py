@@ -6,6 +6,7 @@ from typing import List, Optional, Tuple
 
 import torch
 from torch import Tensor, nn
+from torch.nn import functional as F
 from torch_geometric.nn import MessagePassing
 
 from .adaptive_adjacency import AdaptiveAdjacency
@@ -181,24 +182,27 @@ class DiffusionConv(MessagePassing):
         lead = xn.shape[:-1]
         xf = xn.reshape(-1, d_in)  # [n * rest, in], node-major
         w = self.lin.weight.view(d_out, -1, d_in)  # blocks [root, S_1 hops 1..K, S_2 hops 1..K, ...]
+        bias = self.lin.bias
 
-        def proj(i: int) -> Tensor:
-            return (xf @ w[:, i].T).view(n, -1)  # [n, rest * out]
+        def proj(i: int, b: Optional[Tensor] = None) -> Tensor:
+            return F.linear(xf, w[:, i], b).view(n, -1)  # [n, rest * out]
 
+        # each "y + S @ acc" is one addmm: for a CSR support, "S @ acc" alone first zero-fills a new output and
+        # the sum then makes another pass (measured on one CPU core at [207, 12,288]: 8.8 ms vs 14.7 ms per
+        # hop without gradients, 26 vs 34 ms with)
         i = 0
         total = None
         if self.root_weight:
-            total, i = proj(0), 1
+            total, i, bias = proj(0, bias), 1, None
         for support in mats:
             acc = proj(i + self.k - 1)
             for j in range(self.k - 2, -1, -1):
-                acc = proj(i + j) + support @ acc
-            acc = support @ acc
-            total = acc if total is None else total + acc
+                acc = torch.addmm(proj(i + j), support, acc)
+            total = support @ acc if total is None else torch.addmm(total, support, acc)
             i += self.k
         out = total.view(*lead, d_out)
-        if self.lin.bias is not None:
-            out = out + self.lin.bias
+        if bias is not None:
+            out = out + bias
         return out.movedim(0, -2)
 
     def message(self, x_j: Tensor, edge_weight: Tensor) -> Tensor:

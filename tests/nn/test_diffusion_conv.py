@@ -72,6 +72,25 @@ def test_csr_gradient_matches_scatter_gradient():
     torch.testing.assert_close(ga, gb)
 
 
+@pytest.mark.parametrize("root_weight", [True, False])
+@pytest.mark.parametrize("adaptive", [False, True])
+@pytest.mark.parametrize("k", [1, 3])
+def test_fused_products_equal_the_concatenated_hops_with_gradients(root_weight, adaptive, k):
+    # the CSR path sums the hops weights first with fused addmm products; the scatter path concatenates
+    # [X, S X, S^2 X, ...] and applies one linear map: the same function and the same gradients
+    torch.manual_seed(0)
+    kw = dict(k=k, root_weight=root_weight, adaptive_nodes=3 if adaptive else None)
+    a, b = DiffusionConv(4, 5, propagation="csr", **kw).double(), DiffusionConv(4, 5, propagation="scatter", **kw).double()
+    b.load_state_dict(a.state_dict())
+    x = torch.randn(2, 3, 3, 4, dtype=torch.float64, requires_grad=True)
+    ya, yb = a(x, EDGE_INDEX, EDGE_WEIGHT), b(x, EDGE_INDEX, EDGE_WEIGHT)
+    torch.testing.assert_close(ya, yb)
+    ga = torch.autograd.grad(ya.square().sum(), [x, *a.parameters()])
+    gb = torch.autograd.grad(yb.square().sum(), [x, *b.parameters()])
+    for u, v in zip(ga, gb):
+        torch.testing.assert_close(u, v)
+
+
 def test_random_walk_weights_sum_to_one_per_source():
     w = random_walk_weights(EDGE_INDEX, EDGE_WEIGHT, 3)
     torch.testing.assert_close(torch.zeros(3, dtype=w.dtype).index_add_(0, EDGE_INDEX[0], w),
