@@ -13,15 +13,16 @@ from __future__ import annotations
 import time
 from typing import Iterable, Optional, Tuple
 
-#: Largest ratio between two units' ``gemm_gflops`` that still counts as the same compute. The best of
-#: five products varies by a few per cent between runs on one idle machine; a second torch thread or
-#: another machine generation moves it by 1.5-2x.
+#: Largest ratio between two units' ``gemm_gflops`` that still counts as the same compute: well above the
+#: spread of repeated measurements on one machine with one process per core, well below the 1.9x between
+#: two of this project's machines.
 SPEED_TOLERANCE = 1.3
 
 
-def gemm_gflops(device: str = "cpu", size: int = 1024, repeats: int = 5) -> float:
+def gemm_gflops(device: str = "cpu", size: int = 1024, repeats: int = 10) -> float:
     """GFLOP/s of a float32 ``[size, size] @ [size, size]`` product with this process's torch threads:
-    the best of ``repeats`` timed products after one warm-up (about 0.3 s on one CPU core)."""
+    the best of ``repeats`` timed products after one warm-up (about 0.3 s on one CPU core; the best, so that
+    a moment of other work on the core does not count)."""
     import torch
 
     dev = torch.device(device)
