@@ -1,7 +1,7 @@
 """Shared encoder, read-out and input checks of the attention-based spatio-temporal models."""
 from __future__ import annotations
 
-from typing import Optional, Tuple
+from typing import Optional, Tuple, Union
 
 import torch
 from torch import Tensor, nn
@@ -40,7 +40,8 @@ class STAttentionBase(nn.Module):
         attn_dropout: dropout on the attention weights.
         graph_conv: ``"diffusion"`` (DCRNN-style, K hops both directions) or ``"gcn"``.
         k: diffusion hops.
-        adaptive: add a learned Graph-WaveNet adjacency to the diffusion convolution (needs n_nodes).
+        adaptive: add a learned adjacency to the diffusion convolution (needs n_nodes): ``True`` /
+            ``"softmax"`` (Graph WaveNet's) or ``"lowrank"`` (:class:`~stgnn_diag.nn.LowRankAdjacency`).
         emb_size: node-embedding size of the adaptive adjacency.
 
     Shapes:
@@ -56,7 +57,7 @@ class STAttentionBase(nn.Module):
                  dropout: float = 0.0, activation: str = "relu", heads: int = 4, diag: str = "none",
                  diag_p: float = 0.0, diag_penalty: float = 0.0, learn_penalty: bool = False,
                  residual: bool = True, causal: bool = False, attn_dropout: float = 0.0,
-                 graph_conv: str = "diffusion", k: int = 2, adaptive: bool = False, emb_size: int = 10,
+                 graph_conv: str = "diffusion", k: int = 2, adaptive: Union[bool, str] = False, emb_size: int = 10,
                  node_embedding: bool = False, tod_embedding: int = 0):
         super().__init__()
         check_sizes(dict(input_size=input_size, horizon=horizon, hidden_size=hidden_size, window=window), n_nodes,

@@ -2,7 +2,7 @@
 ``tts_attn_*``): diagonal-regularized temporal attention with a graph convolution on the sensor graph."""
 from __future__ import annotations
 
-from typing import Optional, Tuple
+from typing import Optional, Tuple, Union
 
 from torch import Tensor, nn
 
@@ -55,7 +55,8 @@ class STForecasterBase(nn.Module):
         embedding_skip: add a linear map of the whole embedded window (the layers' input) to the
             summary: STID's read-out of the raw window, beside the attention and graph layers.
         graph_conv, k, adaptive, emb_size: the graph convolution (``"diffusion"`` with ``k`` hops in
-            both directions, optionally with a learned Graph-WaveNet adjacency; or ``"gcn"``).
+            both directions, optionally with a learned adjacency: ``True`` / ``"softmax"`` (Graph WaveNet's)
+            or ``"lowrank"`` (:class:`~stgnn_diag.nn.LowRankAdjacency`); or ``"gcn"``).
 
     Shapes:
         - x: ``[batch, window, nodes, input_size]``
@@ -72,7 +73,7 @@ class STForecasterBase(nn.Module):
                  dow_embedding: bool = True, node_embedding: bool = True, adaptive_embedding: bool = True,
                  readout_size: int = 128, readout_layers: int = 2, readout_embedding: bool = True,
                  embedding_skip: bool = False, graph_conv: str = "diffusion", k: int = 2,
-                 adaptive: bool = False, emb_size: int = 10):
+                 adaptive: Union[bool, str] = False, emb_size: int = 10):
         super().__init__()
         check_sizes(dict(input_size=input_size, horizon=horizon, hidden_size=hidden_size, window=window,
                          readout_size=readout_size), n_nodes, exog_size)

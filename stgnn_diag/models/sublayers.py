@@ -1,7 +1,7 @@
 """The two sub-layers the T&S and TTS models are stacked from (post-LayerNorm, as in the paper)."""
 from __future__ import annotations
 
-from typing import Optional
+from typing import Optional, Union
 
 from torch import Tensor, nn
 from torch_geometric.nn import GCNConv
@@ -9,19 +9,27 @@ from torch_geometric.nn import GCNConv
 from ..nn import DiffusionConv, TemporalAttention
 
 GRAPH_CONVS = ("diffusion", "gcn")
+ADAPTIVE = (False, True, "softmax", "lowrank")
 ACTIVATIONS = {"none": nn.Identity, "relu": nn.ReLU, "gelu": nn.GELU, "elu": nn.ELU}
 
 
 def make_graph_conv(kind: str, dim: int, *, k: int = 2, n_nodes: Optional[int] = None,
-                    adaptive: bool = False, emb_size: int = 10) -> nn.Module:
-    """A graph convolution ``dim -> dim`` on ``[b, t, n, dim]``: ``"diffusion"`` or ``"gcn"``."""
+                    adaptive: Union[bool, str] = False, emb_size: int = 10) -> nn.Module:
+    """A graph convolution ``dim -> dim`` on ``[b, t, n, dim]``: ``"diffusion"`` or ``"gcn"``.
+
+    ``adaptive``: a learned adjacency beside the graph's (diffusion only): ``False``, ``True`` / ``"softmax"``
+    (Graph WaveNet's) or ``"lowrank"`` (:class:`~stgnn_diag.nn.LowRankAdjacency`).
+    """
+    if adaptive not in ADAPTIVE:
+        raise ValueError(f"adaptive must be one of {ADAPTIVE}, got {adaptive!r}.")
     if kind == "diffusion":
         if adaptive and n_nodes is None:
-            raise ValueError("adaptive=True needs n_nodes (the adjacency is learned per node).")
-        return DiffusionConv(dim, dim, k=k, adaptive_nodes=n_nodes if adaptive else None, emb_size=emb_size)
+            raise ValueError(f"adaptive={adaptive!r} needs n_nodes (the adjacency is learned per node).")
+        return DiffusionConv(dim, dim, k=k, adaptive_nodes=n_nodes if adaptive else None, emb_size=emb_size,
+                             adaptive_kind="softmax" if adaptive is True else adaptive or "softmax")
     if kind == "gcn":
         if adaptive:
-            raise ValueError("adaptive=True is available with graph_conv='diffusion' only.")
+            raise ValueError(f"adaptive={adaptive!r} is available with graph_conv='diffusion' only.")
         return GCNConv(dim, dim)
     raise ValueError(f"Unknown graph_conv {kind!r}; choose one of {GRAPH_CONVS}.")
 

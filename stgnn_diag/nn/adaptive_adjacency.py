@@ -31,8 +31,41 @@ class AdaptiveAdjacency(nn.Module):
         nn.init.normal_(self.source)
         nn.init.normal_(self.target)
 
-    def forward(self, num_nodes: int | None = None) -> Tensor:
+    def _check(self, num_nodes: int | None) -> None:
         if num_nodes is not None and num_nodes != self.num_nodes:
             raise ValueError(f"The adaptive adjacency was built for {self.num_nodes} nodes, "
                              f"the input has {num_nodes}.")
+
+    def forward(self, num_nodes: int | None = None) -> Tensor:
+        self._check(num_nodes)
         return torch.softmax(torch.relu(self.source @ self.target.T), dim=1)
+
+
+class LowRankAdjacency(AdaptiveAdjacency):
+    r"""``A[v, w] = phi(e_v) . phi(f_w) / sum_w' phi(e_v) . phi(f_w')`` with ``phi = softplus``: a dense
+    row-stochastic adjacency of rank at most ``emb_size``, which :meth:`propagate` applies without forming it.
+
+    Same direction convention and parameters as :class:`AdaptiveAdjacency`. Propagating ``A^T x`` (what
+    node ``w`` receives) costs ``2 n r F`` instead of ``n^2 F``: at METR-LA's 207 nodes and ``r = 10``,
+    about a tenth of the product with the dense matrix.
+
+    Shapes:
+        output: ``[n, n]``; :meth:`factors`: two ``[n, r]``; :meth:`propagate`: ``[n, F]`` -> ``[n, F]``.
+    """
+
+    def factors(self, num_nodes: int | None = None) -> tuple:
+        """``(L, R)`` with ``A = L @ R.T``: ``L = phi(E_1) / z`` (``z_v``: row sums), ``R = phi(E_2)``."""
+        self._check(num_nodes)
+        left, right = nn.functional.softplus(self.source), nn.functional.softplus(self.target)
+        z = left @ right.sum(0, keepdim=True).T  # [n, 1]: sum over w of phi(e_v) . phi(f_w)
+        return left / z, right
+
+    def forward(self, num_nodes: int | None = None) -> Tensor:
+        left, right = self.factors(num_nodes)
+        return left @ right.T
+
+    def propagate(self, x: Tensor, add: Tensor | None = None) -> Tensor:
+        """``A^T x`` (plus ``add``) for ``x [n, F]``: ``R (L^T x)``."""
+        left, right = self.factors(x.size(0))
+        inner = left.T @ x  # [r, F]
+        return right @ inner if add is None else torch.addmm(add, right, inner)

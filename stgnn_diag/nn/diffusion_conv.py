@@ -9,11 +9,13 @@ from torch import Tensor, nn
 from torch.nn import functional as F
 from torch_geometric.nn import MessagePassing
 
-from .adaptive_adjacency import AdaptiveAdjacency
+from .adaptive_adjacency import AdaptiveAdjacency, LowRankAdjacency
 from .graph_utils import as_edge_index, check_edge_index, random_walk_weights
 
 
 PROPAGATIONS = ("auto", "csr", "dense", "scatter")
+#: Learned adjacencies: Graph WaveNet's ``softmax(relu(E_1 E_2^T))``, or its rank-``emb_size`` counterpart.
+ADAPTIVE_KINDS = {"softmax": AdaptiveAdjacency, "lowrank": LowRankAdjacency}
 
 
 def _functorch_active() -> bool:
@@ -31,8 +33,9 @@ class DiffusionConv(MessagePassing):
     with the forward random-walk support ``P_f = (D_O^{-1} A)^T`` (messages along the edges,
     weights divided by the source's out-degree) and the backward support ``P_b = (D_I^{-1} A^T)^T``
     (messages against the edges). See :mod:`stgnn_diag.nn.graph_utils` for the edge-direction
-    convention. With ``adaptive_nodes`` set, K hops over a learned Graph-WaveNet adjacency
-    ``softmax(relu(E_1 E_2^T))`` are added (really propagated, node to node).
+    convention. With ``adaptive_nodes`` set, K hops over a learned adjacency are added (really
+    propagated, node to node): Graph WaveNet's ``softmax(relu(E_1 E_2^T))`` or a low-rank one
+    (:class:`~stgnn_diag.nn.adaptive_adjacency.LowRankAdjacency`, applied without forming ``[n, n]``).
 
     Args:
         in_channels: input features ``f``.
@@ -42,6 +45,7 @@ class DiffusionConv(MessagePassing):
         bidirectional: include the backward support.
         adaptive_nodes: number of nodes for a learned adjacency (None: no adaptive support).
         emb_size: node-embedding size of the adaptive adjacency.
+        adaptive_kind: ``"softmax"`` (Graph WaveNet) or ``"lowrank"``.
         bias: add a bias.
         dense_max_nodes: with ``propagation="auto"`` off the CPU (or under ``torch.func``), up to
             this many nodes propagate with a dense ``[n, n]`` support; above it, PyG's gather/scatter.
@@ -56,7 +60,8 @@ class DiffusionConv(MessagePassing):
 
     def __init__(self, in_channels: int, out_channels: int, k: int = 2, root_weight: bool = True,
                  bidirectional: bool = True, adaptive_nodes: Optional[int] = None, emb_size: int = 10,
-                 bias: bool = True, dense_max_nodes: int = 2048, propagation: str = "auto"):
+                 bias: bool = True, dense_max_nodes: int = 2048, propagation: str = "auto",
+                 adaptive_kind: str = "softmax"):
         super().__init__(aggr="add", node_dim=-2)
         if propagation not in PROPAGATIONS:
             raise ValueError(f"Unknown propagation {propagation!r}; choose one of {PROPAGATIONS}.")
@@ -66,7 +71,9 @@ class DiffusionConv(MessagePassing):
             raise ValueError(f"k (diffusion hops) must be >= 1, got {k}.")
         self.in_channels, self.out_channels, self.k = in_channels, out_channels, k
         self.root_weight, self.bidirectional = root_weight, bidirectional
-        self.adaptive = AdaptiveAdjacency(adaptive_nodes, emb_size) if adaptive_nodes else None
+        if adaptive_kind not in ADAPTIVE_KINDS:
+            raise ValueError(f"Unknown adaptive_kind {adaptive_kind!r}; choose one of {tuple(ADAPTIVE_KINDS)}.")
+        self.adaptive = ADAPTIVE_KINDS[adaptive_kind](adaptive_nodes, emb_size) if adaptive_nodes else None
         n_supports = (2 if bidirectional else 1) + (1 if self.adaptive is not None else 0)
         self.lin = nn.Linear(in_channels * (k * n_supports + int(root_weight)), out_channels, bias=bias)
         self.reset_parameters()
@@ -156,15 +163,16 @@ class DiffusionConv(MessagePassing):
         check_edge_index(edge_index, n, edge_weight)
         fixed = self.supports(edge_index, edge_weight, x)
         mats = [s for _, _, s in fixed]
-        if self.adaptive is not None:  # a[v, w]: v sends to w, i.e. support[w, v]
-            mats.append(self.adaptive(n).T)
+        if self.adaptive is not None:  # a[v, w]: v sends to w, i.e. support[w, v]; a low-rank one applies itself
+            low_rank = isinstance(self.adaptive, LowRankAdjacency)
+            mats.append(self.adaptive if low_rank else self.adaptive(n).T)
         if all(m is not None for m in mats):
             return self._weights_first(x, mats)
         out = [x] if self.root_weight else []
         for ei, w, support in fixed:
             out += self._diffuse(x, ei, w, support)
         if self.adaptive is not None:
-            out += self._dense_hops(x, mats[-1])
+            out += self._dense_hops(x, self.adaptive(n).T if low_rank else mats[-1])
         return self.lin(torch.cat(out, dim=-1))
 
     def _weights_first(self, x: Tensor, mats: List[Tensor]) -> Tensor:
@@ -175,7 +183,8 @@ class DiffusionConv(MessagePassing):
         ``[32, 12, 207, 32]``, the concatenation and its copies cost more than the products.
 
         Shapes:
-            x ``[*, n, in]``, each support ``[n, n]`` (dense or CSR, rows = targets) -> ``[*, n, out]``.
+            x ``[*, n, in]``, each support ``[n, n]`` (dense or CSR, rows = targets) or a
+            :class:`~stgnn_diag.nn.adaptive_adjacency.LowRankAdjacency` -> ``[*, n, out]``.
         """
         n, d_in, d_out = x.size(-2), self.in_channels, self.out_channels
         xn = x.movedim(-2, 0)
@@ -197,8 +206,8 @@ class DiffusionConv(MessagePassing):
         for support in mats:
             acc = proj(i + self.k - 1)
             for j in range(self.k - 2, -1, -1):
-                acc = torch.addmm(proj(i + j), support, acc)
-            total = support @ acc if total is None else torch.addmm(total, support, acc)
+                acc = _hop(support, acc, proj(i + j))
+            total = _hop(support, acc, total)
             i += self.k
         out = total.view(*lead, d_out)
         if bias is not None:
@@ -211,3 +220,10 @@ class DiffusionConv(MessagePassing):
     def __repr__(self) -> str:
         extra = ", adaptive" if self.adaptive is not None else ""
         return f"{self.__class__.__name__}({self.in_channels}, {self.out_channels}, k={self.k}{extra})"
+
+
+def _hop(support, x: Tensor, add: Optional[Tensor] = None) -> Tensor:
+    """``add + S x`` (``S x`` when ``add`` is None) for a support ``[n, n]`` (dense or CSR) or a low-rank adjacency."""
+    if isinstance(support, LowRankAdjacency):
+        return support.propagate(x, add)
+    return support @ x if add is None else torch.addmm(add, support, x)

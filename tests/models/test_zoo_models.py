@@ -136,11 +136,15 @@ def test_bad_input_errors(arch):
 
 def test_gcn_and_adaptive_options():
     x = torch.randn(2, 12, N, 1)
-    for kw in (dict(graph_conv="gcn"), dict(adaptive=True, n_nodes=N)):
+    for kw in (dict(graph_conv="gcn"), dict(adaptive=True, n_nodes=N), dict(adaptive="lowrank", n_nodes=N)):
         y = small("tas_template_none", **kw)(x, EDGE_INDEX, EDGE_WEIGHT)
         assert y.shape == (2, 12, N, 1) and torch.isfinite(y).all()
     with pytest.raises(ValueError, match="needs n_nodes"):
         small("tas_template_none", adaptive=True, n_nodes=None)
+    with pytest.raises(ValueError, match="adaptive must be one of"):
+        small("tas_template_none", adaptive="dense", n_nodes=N)
+    with pytest.raises(ValueError, match="graph_conv='diffusion' only"):
+        small("tas_template_none", adaptive="lowrank", n_nodes=N, graph_conv="gcn")
 
 
 def test_arrangements_differ_in_where_nodes_mix():

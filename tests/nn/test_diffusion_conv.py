@@ -73,13 +73,15 @@ def test_csr_gradient_matches_scatter_gradient():
 
 
 @pytest.mark.parametrize("root_weight", [True, False])
-@pytest.mark.parametrize("adaptive", [False, True])
+@pytest.mark.parametrize("adaptive", [None, "softmax", "lowrank"])
 @pytest.mark.parametrize("k", [1, 3])
 def test_fused_products_equal_the_concatenated_hops_with_gradients(root_weight, adaptive, k):
-    # the CSR path sums the hops weights first with fused addmm products; the scatter path concatenates
-    # [X, S X, S^2 X, ...] and applies one linear map: the same function and the same gradients
+    # the CSR path sums the hops weights first with fused addmm products (a low-rank adjacency applies its
+    # factors); the scatter path concatenates [X, S X, S^2 X, ...] with the dense adjacency and applies one
+    # linear map: the same function and the same gradients
     torch.manual_seed(0)
-    kw = dict(k=k, root_weight=root_weight, adaptive_nodes=3 if adaptive else None)
+    kw = dict(k=k, root_weight=root_weight, adaptive_nodes=3 if adaptive else None, emb_size=2,
+              adaptive_kind=adaptive or "softmax")
     a, b = DiffusionConv(4, 5, propagation="csr", **kw).double(), DiffusionConv(4, 5, propagation="scatter", **kw).double()
     b.load_state_dict(a.state_dict())
     x = torch.randn(2, 3, 3, 4, dtype=torch.float64, requires_grad=True)
@@ -133,3 +135,23 @@ def test_bad_graph_input():
     with pytest.raises(ValueError, match=">= 1"):
         DiffusionConv(2, 2, k=0)
     assert repr(DiffusionConv(2, 3, k=2)) == "DiffusionConv(2, 3, k=2)"
+
+
+def test_low_rank_adjacency_is_row_stochastic_of_low_rank_and_propagates_its_transpose():
+    from stgnn_diag.nn import LowRankAdjacency
+
+    torch.manual_seed(0)
+    adj = LowRankAdjacency(9, emb_size=3).double()
+    a = adj(9)
+    e1, e2 = torch.nn.functional.softplus(adj.source), torch.nn.functional.softplus(adj.target)
+    by_hand = (e1 @ e2.T) / (e1 @ e2.T).sum(1, keepdim=True)  # the definition, formed densely
+    torch.testing.assert_close(a, by_hand)
+    assert (a > 0).all() and torch.linalg.matrix_rank(a) <= 3
+    torch.testing.assert_close(a.sum(1), torch.ones(9, dtype=torch.float64))
+    x, y = torch.randn(9, 4, dtype=torch.float64), torch.randn(9, 4, dtype=torch.float64)
+    torch.testing.assert_close(adj.propagate(x), a.T @ x)
+    torch.testing.assert_close(adj.propagate(x, add=y), y + a.T @ x)
+    with pytest.raises(ValueError, match="built for 9 nodes"):
+        adj(10)
+    with pytest.raises(ValueError, match="adaptive_kind"):
+        DiffusionConv(4, 4, adaptive_nodes=3, adaptive_kind="dense")
