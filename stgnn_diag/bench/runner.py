@@ -472,17 +472,46 @@ def _run_isolated(unit: Unit, results_dir: Path, *, data_root, accelerator, devi
         cmd += ["--data-root", str(data_root)]
     if not progress:
         cmd.append("--no-progress")
-    proc = subprocess.Popen(cmd)
+    return _wait_for_worker(subprocess.Popen(cmd))
+
+
+class _Terminated(Exception):
+    """The bench received SIGTERM while its worker ran."""
+
+
+def _wait_for_worker(proc: subprocess.Popen, grace_s: float = 120.0) -> int:
+    """Wait for an isolated unit's process; returns its exit code.
+
+    A Ctrl-C reaches the worker too (same process group): it shuts down cleanly and is waited for. A
+    SIGTERM sent to the bench alone (``kill``, a scheduler's time limit) is passed on to the worker, so
+    that no worker goes on training, and holding its run folder's lock, after the bench has gone.
+    """
+    def stop(signum, frame):  # only leaves proc.wait(): waiting inside the handler would deadlock on its lock
+        raise _Terminated(signum)
+
+    main = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGTERM, stop) if main else None
     try:
         return proc.wait()
     except KeyboardInterrupt:
-        # the child got the same SIGINT (same process group) and shuts down cleanly; wait for it
-        try:
-            proc.wait(timeout=120)
-        except (subprocess.TimeoutExpired, KeyboardInterrupt):
-            proc.kill()
-            proc.wait()
+        _reap(proc, grace_s)
         raise
+    except _Terminated as e:
+        proc.terminate()
+        _reap(proc, grace_s)
+        raise SystemExit(128 + e.args[0])
+    finally:
+        if main:
+            signal.signal(signal.SIGTERM, previous)
+
+
+def _reap(proc: subprocess.Popen, grace_s: float) -> None:
+    """Give a stopping worker ``grace_s`` seconds, then kill it."""
+    try:
+        proc.wait(timeout=grace_s)
+    except (subprocess.TimeoutExpired, KeyboardInterrupt):
+        proc.kill()
+        proc.wait()
 
 
 def run_grid(grid: Union[GridSpec, Iterable[Unit]], results_dir: Union[str, Path], *, data_root=None,

@@ -1,8 +1,10 @@
 """The grid runner on real METR-LA: result files, skipping, resumption, interruption, failures, isolation."""
 import json
+import os
 import shutil
 import signal
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -355,3 +357,22 @@ def test_results_gitignore_is_brought_up_to_date_but_a_users_own_is_kept(tmp_pat
     (mine / ".gitignore").write_text("*.png\n")
     run_grid(_fake_units(1), mine, progress=False, log=lambda s: None)
     assert (mine / ".gitignore").read_text() == "*.png\n"
+
+
+def test_a_sigterm_to_the_bench_stops_its_isolated_worker(tmp_path):
+    # `kill <bench pid>` or a scheduler's time limit reaches the bench alone (not its process group): the
+    # worker must not go on training, and holding its run folder's lock, after the bench has gone
+    script = tmp_path / "bench.py"
+    script.write_text(
+        "import subprocess, sys\n"
+        "from stgnn_diag.bench.runner import _wait_for_worker\n"
+        "worker = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(120)'])\n"
+        "print(worker.pid, flush=True)\n"
+        "sys.exit(_wait_for_worker(worker, grace_s=10))\n")
+    bench = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, text=True)
+    worker_pid = int(bench.stdout.readline())
+    os.kill(worker_pid, 0)  # running
+    bench.send_signal(signal.SIGTERM)
+    assert bench.wait(timeout=30) == 128 + signal.SIGTERM
+    with pytest.raises(ProcessLookupError):  # stopped and reaped by the bench
+        os.kill(worker_pid, 0)
