@@ -166,7 +166,12 @@ def main(argv: Optional[List[str]] = None) -> int:
     print(f"METR-LA shape: batch {args.batch}, 12 -> 12 steps, 207 sensors, real graph; {args.steps} timed steps "
           f"after {args.warmup} warm-up; device {where}; {args.threads} torch thread(s); "
           f"{platform.machine()}, {os.cpu_count()} CPU cores; torch {torch.__version__}")
-    print(f"width: {'hidden_size ' + str(args.hidden_size) if args.hidden_size else 'each entry own default'}\n")
+    from stgnn_diag.bench.calibration import gemm_gflops
+
+    torch.set_num_threads(args.threads)
+    speed = gemm_gflops("cuda" if gpu else "cpu")  # this machine's compute, to compare runs across machines
+    print(f"width: {'hidden_size ' + str(args.hidden_size) if args.hidden_size else 'each entry own default'}; "
+          f"matrix-product speed {speed:g} GFLOP/s (stgnn_diag.bench.calibration)\n")
     from stgnn_diag.bench.grid import overrides_for, parse_key_values
 
     patterns = {}
@@ -217,7 +222,8 @@ def main(argv: Optional[List[str]] = None) -> int:
 
         out = {"settings": {k: v for k, v in vars(args).items() if k != "json"}, "rows": rows,
                "failed": [{"model": n, "error": e} for n, e in failed],
-               "machine": {"machine": platform.machine(), "cpu_count": os.cpu_count(), "gpu": gpu},
+               "machine": {"machine": platform.machine(), "cpu_count": os.cpu_count(), "gpu": gpu,
+                           "gemm_gflops": speed},
                "environment": environment(), "measured_at": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
         Path(args.json).parent.mkdir(parents=True, exist_ok=True)
         Path(args.json).write_text(json.dumps(out, indent=2, default=str))
