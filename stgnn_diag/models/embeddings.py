@@ -2,7 +2,7 @@
 spatio-temporal adaptive embedding (STAEformer, Liu et al., CIKM 2023)."""
 from __future__ import annotations
 
-from typing import Optional
+from typing import Optional, Tuple
 
 import torch
 from torch import Tensor, nn
@@ -56,17 +56,29 @@ class CalendarNodeEmbedding(nn.Module):
         slots = self.tod.num_embeddings
         return (u[..., TOD_CHANNEL].detach() * slots).round().long().clamp_(0, slots - 1)
 
-    def forward(self, u: Optional[Tensor]) -> Optional[Tensor]:
+    def parts(self, u: Optional[Tensor]) -> Tuple[Optional[Tensor], Optional[Tensor]]:
+        """``(tod + dow [*, N or 1, dim], node [N, dim])``, each None when off.
+
+        The calendar vectors are looked up once per distinct row of ``u``: covariates shared by every
+        node (``u [b, T, c]`` expanded to ``[b, T, N, c]`` by the input checks, stride 0 over the nodes)
+        give ``[b, T, 1, dim]``, which broadcasts to the same values as a lookup per node.
+        """
         check_calendar(u, tod=self.tod is not None, dow=self.dow is not None)
+        if u is not None:
+            u = unbroadcast(u)
         h = None
         if self.tod is not None:
             h = self.tod(self.tod_slot(u))
         if self.dow is not None:
             d = self.dow(u[..., DOW_CHANNELS].detach().argmax(-1))
             h = d if h is None else h + d
-        if self.node is not None:
-            h = self.node if h is None else h + self.node
-        return h
+        return h, self.node
+
+    def forward(self, u: Optional[Tensor]) -> Optional[Tensor]:
+        calendar, node = self.parts(u)
+        if calendar is None:
+            return node
+        return calendar if node is None else calendar + node
 
 
 class STEmbedding(nn.Module):
@@ -107,10 +119,23 @@ class STEmbedding(nn.Module):
             nn.init.xavier_uniform_(self.adaptive.view(-1, self.adaptive.size(-1)))
 
     def forward(self, x: Tensor, u: Optional[Tensor] = None) -> Tensor:
+        calendar, node = self.calendar.parts(u)
+        # the per-node and per-(step, node) vectors are summed before they meet the batch: [T, N, dim]
+        static = node if self.adaptive is None else self.adaptive if node is None else self.adaptive + node
         h = self.value(x)
-        c = self.calendar(u)
-        if c is not None:
-            h = h + c.to(h.dtype)
-        if self.adaptive is not None:
-            h = h + self.adaptive.to(h.dtype)
+        for part in (calendar, static):
+            if part is not None:
+                h = h + part.to(h.dtype)
         return h
+
+
+def unbroadcast(u: Tensor) -> Tensor:
+    """``u`` with each broadcast axis (stride 0, as :meth:`Tensor.expand` makes) but the last cut to size 1:
+    a view holding each distinct row once. Unchanged inside ``torch.func`` transforms (whose batched
+    tensors keep their own strides)."""
+    if torch._C._functorch.peek_interpreter_stack() is not None:
+        return u
+    for dim in range(u.dim() - 1):
+        if u.stride(dim) == 0 and u.size(dim) > 1:
+            u = u.narrow(dim, 0, 1)
+    return u

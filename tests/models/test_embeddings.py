@@ -60,3 +60,33 @@ def test_embedding_errors_say_what_is_missing():
     m = model(node_embedding=True)
     with pytest.raises(ValueError, match="nodes"):
         m(torch.randn(1, T, N + 1, 1), torch.tensor([[0], [1]]), u=calendar_u(1, T))
+
+
+def test_covariates_shared_by_all_nodes_are_looked_up_once_with_the_same_result():
+    from stgnn_diag import create_model
+    from stgnn_diag.models.embeddings import STEmbedding, unbroadcast
+
+    torch.manual_seed(0)
+    b, t, n = 3, 12, 7
+    u = torch.zeros(b, t, 8, dtype=torch.float64)
+    u[..., 0] = torch.rand(b, t)
+    u[torch.arange(b), :, 1 + torch.arange(b) % 7] = 1.0  # a weekday per window
+    shared = u.unsqueeze(2).expand(-1, -1, n, -1)  # what the input checks make of u [b, t, c]
+    per_node = shared.contiguous()  # the same values, one row per node
+    assert unbroadcast(shared).shape == (b, t, 1, 8) and unbroadcast(per_node).shape == (b, t, n, 8)
+    emb = STEmbedding(1, 4, t, n, tod_embedding=288, dow_embedding=True, node_embedding=True,
+                      adaptive_embedding=True).double()
+    x = torch.randn(b, t, n, 1, dtype=torch.float64)
+    # against a hand-written sum of the four lookups per (window, step, node)
+    slot = (u[..., 0] * 288).round().long()
+    by_hand = (emb.value(x) + emb.calendar.tod.weight[slot][:, :, None] + emb.calendar.dow.weight[u[..., 1:].argmax(-1)][:, :, None]
+               + emb.calendar.node + emb.adaptive)
+    for cov in (shared, per_node):
+        torch.testing.assert_close(emb(x, cov), by_hand)
+    model = create_model("tts_attn_penalty", n_nodes=n).double()  # and the read-out embedding, with gradients
+    ei = torch.tensor([[0, 1, 2, 3, 4, 5], [1, 2, 3, 4, 5, 6]])
+    outs = [model(x, ei, u=cov) for cov in (u, per_node)]
+    torch.testing.assert_close(outs[0], outs[1])
+    grads = [torch.autograd.grad(o.square().sum(), list(model.parameters())) for o in outs]
+    for a, c in zip(*grads):
+        torch.testing.assert_close(a, c)
