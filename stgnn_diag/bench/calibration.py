@@ -4,9 +4,12 @@ An equal-time comparison (``--max-time``) is only fair between units that had th
 same machine, the same number of torch threads, no other work on their cores. Two 2-core development
 machines of this project differed by 1.9x (tsl STID reached 6,357 steps in 15 minutes on one and
 12,083 on the other), with the same CPU name in ``/proc/cpuinfo``. So each trained unit measures the
-throughput of a fixed matrix product in its own process, with its own threads, just before it trains
-(``machine.gemm_gflops`` in ``result.json``), and :mod:`~stgnn_diag.bench.aggregate` refuses to average
-or table equal-time results whose figures differ by more than :data:`SPEED_TOLERANCE`.
+throughput of a fixed matrix product in its own process, with its own threads, before and after it trains,
+and keeps the better figure (``machine.gemm_gflops`` in ``result.json``): what the machine and the thread
+count can do, not a moment's load (three processes on two cores gave one unit 127 GFLOP/s and its
+neighbours 175-185 at the start). :mod:`~stgnn_diag.bench.aggregate` refuses to average or table
+equal-time results whose figures differ by more than :data:`SPEED_TOLERANCE`; the report's
+time-to-accuracy plot says so in its axis label and the report under it.
 """
 from __future__ import annotations
 

@@ -370,6 +370,7 @@ def run_unit(unit: Unit, results_dir: Union[str, Path], *, data_root=None, accel
                                 progress=progress, resume=state == "partial", overwrite=state == "stale")
             speed = gemm_gflops("cuda" if cuda else "cpu")  # the compute this unit trains with
             metrics = _train(cfg)
+            speed = max(speed, gemm_gflops("cuda" if cuda else "cpu"))  # the better of before and after
             if not metrics:  # a non-zero DDP rank: rank 0 writes the result
                 return {}
             resumed = state == "partial"

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Dict, List, Optional, Union
 
-from .aggregate import AggregationError, collect
-from .calibration import mismatch_message, same_compute
+from .aggregate import collect
+from .calibration import same_compute, speed_spread
 from .figures import new_figure
 
 #: A run folder's merged per-epoch log (:mod:`stgnn_diag.training.logs`).
@@ -79,16 +79,11 @@ def collect_curves(results_dir: Union[str, Path]) -> List[Curve]:
 def plot_time_to_accuracy(curves: List[Curve], path: Union[str, Path], title: str = "") -> Optional[Path]:
     """One line per unit (one colour per model, seeds alike), validation MAE@last step against training
     minutes, and a star per unit at the end of its training: its test MAE@last step; returns the PNG path, or
-    None without curves.
-
-    Raises:
-        AggregationError: the units trained with different compute (one time axis would mislead).
+    None without curves. Units that trained with different compute (:mod:`~stgnn_diag.bench.calibration`)
+    are drawn, with the spread of their speeds in the axis label.
     """
     if not curves:
         return None
-    if not same_compute(c.gemm_gflops for c in curves):
-        raise AggregationError(mismatch_message(f"The units {sorted({c.model for c in curves})} of the time-to-accuracy "
-                                                f"plot", [c.gemm_gflops for c in curves]))
 
     fig = new_figure(6.4, 4.2)
     ax = fig.subplots()
@@ -105,7 +100,9 @@ def plot_time_to_accuracy(curves: List[Curve], path: Union[str, Path], title: st
         ax.plot([], [], "*", ms=9, color="white", mec="black", mew=0.5, label="test MAE, end of training")
     threads = {c.threads for c in curves}
     each = f", {threads.pop()} torch thread(s) each" if len(threads) == 1 and None not in threads else ""
-    ax.set_xlabel(f"training time (minutes{each})")
+    lo, hi = speed_spread(c.gemm_gflops for c in curves)
+    spread = "" if same_compute([lo, hi]) else f"; units' compute {lo:g}-{hi:g} GFLOP/s: not one machine"
+    ax.set_xlabel(f"training time (minutes{each}{spread})")
     ax.set_ylabel("MAE at the last step (mph): validation, test (*)")
     ax.grid(alpha=0.3)
     ax.legend(fontsize=7)
