@@ -290,7 +290,8 @@ def aggregate(results: Iterable[Dict[str, Any]]) -> List[Row]:
             metrics={c: summarize([r["metrics"][c] for r in rs]) for c in cols}, windows=int(rs[0]["windows"]),
             parameters=params.pop() if len(params) == 1 else None,
             steps=summarize(steps) if None not in steps else None,
-            speeds=[float(v) for v in speeds if v], cut_by_clock=any(r.get("schedule_steps") and r.get("global_steps") is not None
+            speeds=[float(v) for v in speeds if v],
+            cut_by_clock=any(r.get("schedule_steps") and r.get("global_steps") is not None
                              and r["global_steps"] < r["schedule_steps"] for r in rs),
             train_time_s={k: summarize(v) for k, v in sorted(times.items())}, peak_rss_mb=max(rss) if rss else None,
             rss_exact=bool(rss) and all(r["peak_memory"].get("rss_exact") for r in rs),
@@ -330,4 +331,3 @@ def build_tables(rows: Iterable[Row]) -> List[Table]:
                                                     f"{[r.model for r in timed]}", [v for r in timed for v in r.speeds]))
         t.rows.sort(key=lambda r: _order(r.model, r.kind))
     return [tables[k] for k in sorted(tables)]
-
