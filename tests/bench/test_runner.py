@@ -371,8 +371,16 @@ def test_a_sigterm_to_the_bench_stops_its_isolated_worker(tmp_path):
         "sys.exit(_wait_for_worker(worker, grace_s=10))\n")
     bench = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, text=True)
     worker_pid = int(bench.stdout.readline())
-    os.kill(worker_pid, 0)  # running
-    bench.send_signal(signal.SIGTERM)
-    assert bench.wait(timeout=30) == 128 + signal.SIGTERM
-    with pytest.raises(ProcessLookupError):  # stopped and reaped by the bench
-        os.kill(worker_pid, 0)
+    try:
+        os.kill(worker_pid, 0)  # running
+        bench.send_signal(signal.SIGTERM)
+        assert bench.wait(timeout=30) == 128 + signal.SIGTERM
+        with pytest.raises(ProcessLookupError):  # stopped and reaped by the bench
+            os.kill(worker_pid, 0)
+    finally:  # a failing run leaves no process behind
+        for pid in (bench.pid, worker_pid):
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        bench.wait()
