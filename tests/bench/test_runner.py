@@ -378,9 +378,10 @@ def test_a_sigterm_to_the_bench_stops_its_isolated_worker(tmp_path):
         with pytest.raises(ProcessLookupError):  # stopped and reaped by the bench
             os.kill(worker_pid, 0)
     finally:  # a failing run leaves no process behind
-        for pid in (bench.pid, worker_pid):
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-        bench.wait()
+        if bench.poll() is None:
+            for pid in (worker_pid, bench.pid):
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+            bench.wait()
