@@ -66,7 +66,7 @@ def same_compute(speeds: Iterable[Optional[float]], tolerance: float = SPEED_TOL
 def mismatch_message(what: str, speeds: Iterable[Optional[float]]) -> str:
     """The error text for ``what`` (results, a table, a plot) trained with different compute."""
     lo, hi = speed_spread(speeds)
-    return (f"{what} trained with different compute: the matrix-product speed measured before each trained "
+    return (f"{what} trained with different compute: the matrix-product speed each unit recorded "
             f"ranges from {lo:g} to {hi:g} GFLOP/s ({hi / lo:.2f}x, more than {SPEED_TOLERANCE}x). Results limited "
             f"by the clock, and training times, compare only on one machine with the same torch threads: rerun them there "
             f"(see stgnn_diag.bench.calibration).")

@@ -7,6 +7,7 @@ from typing import Optional, Tuple
 import torch
 from torch import Tensor, nn
 
+from ..nn.transforms import functorch_active
 from .inputs import check_calendar
 
 #: Covariate channels read by the calendar embeddings (see :mod:`stgnn_diag.datasets.covariates`):
@@ -133,7 +134,7 @@ def unbroadcast(u: Tensor) -> Tensor:
     """``u`` with each broadcast axis (stride 0, as :meth:`Tensor.expand` makes) but the last cut to size 1:
     a view holding each distinct row once. Unchanged inside ``torch.func`` transforms (whose batched
     tensors keep their own strides)."""
-    if torch._C._functorch.peek_interpreter_stack() is not None:
+    if functorch_active():
         return u
     for dim in range(u.dim() - 1):
         if u.stride(dim) == 0 and u.size(dim) > 1:

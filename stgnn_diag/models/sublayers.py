@@ -26,7 +26,7 @@ def make_graph_conv(kind: str, dim: int, *, k: int = 2, n_nodes: Optional[int] =
         if adaptive and n_nodes is None:
             raise ValueError(f"adaptive={adaptive!r} needs n_nodes (the adjacency is learned per node).")
         return DiffusionConv(dim, dim, k=k, adaptive_nodes=n_nodes if adaptive else None, emb_size=emb_size,
-                             adaptive_kind="softmax" if adaptive is True else adaptive or "softmax")
+                             adaptive_kind=adaptive if isinstance(adaptive, str) else "softmax")
     if kind == "gcn":
         if adaptive:
             raise ValueError(f"adaptive={adaptive!r} is available with graph_conv='diffusion' only.")

@@ -11,16 +11,12 @@ from torch_geometric.nn import MessagePassing
 
 from .adaptive_adjacency import AdaptiveAdjacency, LowRankAdjacency
 from .graph_utils import as_edge_index, check_edge_index, random_walk_weights
+from .transforms import functorch_active
 
 
 PROPAGATIONS = ("auto", "csr", "dense", "scatter")
 #: Learned adjacencies: Graph WaveNet's ``softmax(relu(E_1 E_2^T))``, or its rank-``emb_size`` counterpart.
 ADAPTIVE_KINDS = {"softmax": AdaptiveAdjacency, "lowrank": LowRankAdjacency}
-
-
-def _functorch_active() -> bool:
-    """True inside a ``torch.func`` transform (vmap, jvp, grad ...), where sparse CSR products cannot run."""
-    return torch._C._functorch.peek_interpreter_stack() is not None
 
 
 class DiffusionConv(MessagePassing):
@@ -95,7 +91,7 @@ class DiffusionConv(MessagePassing):
         """
         mode = self.propagation
         if mode == "auto":
-            plain_cpu = x.device.type == "cpu" and not _functorch_active() and not torch.compiler.is_compiling()
+            plain_cpu = x.device.type == "cpu" and not functorch_active() and not torch.compiler.is_compiling()
             mode = "csr" if plain_cpu else "dense" if n <= self.dense_max_nodes else "scatter"
         if mode == "csr":
             idx = torch.stack([edge_index[1], edge_index[0]])
@@ -120,7 +116,7 @@ class DiffusionConv(MessagePassing):
         if cache:  # compared by identity, then their in-place versions and the call
             graph = (edge_index, edge_weight)
             key = (edge_index._version, None if edge_weight is None else edge_weight._version, n, x.dtype,
-                   x.device, _functorch_active())
+                   x.device, functorch_active())
             cached = self._support_cache
             if cached is not None and cached[0][0] is edge_index and cached[0][1] is edge_weight \
                     and cached[1] == key:
