@@ -83,12 +83,14 @@ class CalendarNodeEmbedding(nn.Module):
 
 
 class STEmbedding(nn.Module):
-    r"""``x W + b + tod[slot(u)] + dow[day(u)] + node[n] + adaptive[t, n]`` per step and node.
+    r"""``x W + b + tod[slot(u)] + dow[day(u)] + node[n] + adaptive[t, n]`` per token and node.
 
-    The value of each step (a linear map of its ``input_size`` channels), plus the
-    :class:`CalendarNodeEmbedding` of the step, plus with ``adaptive_embedding`` a learned vector per
-    (step, node) of the window, which is also the positional encoding (STAEformer's
-    spatio-temporal adaptive embedding). All parts are ``dim`` wide and summed.
+    A token is a patch of ``patch_size`` consecutive steps (1: each step is a token; PatchTST's
+    patches, Nie et al., ICLR 2023). Per token and node: a linear map of the patch's values
+    (``patch_size x input_size`` channels), plus the :class:`CalendarNodeEmbedding` of the patch's
+    last step, plus with ``adaptive_embedding`` a learned vector per (token, node) of the window,
+    which is also the positional encoding (STAEformer's spatio-temporal adaptive embedding). All
+    parts are ``dim`` wide and summed.
 
     Args:
         input_size: channels of ``x``.
@@ -96,21 +98,27 @@ class STEmbedding(nn.Module):
         window: input steps ``T`` (the adaptive embedding has one vector per step).
         n_nodes: nodes ``N`` (needed by the node and adaptive embeddings).
         tod_embedding, dow_embedding, node_embedding: see :class:`CalendarNodeEmbedding`.
-        adaptive_embedding: a learned vector per (step, node).
+        adaptive_embedding: a learned vector per (token, node).
+        patch_size: steps per token; must divide ``window``.
 
     Shapes:
-        x ``[b, T, N, input_size]``, u ``[b, T, N, c]`` or None -> ``[b, T, N, dim]``.
+        x ``[b, T, N, input_size]``, u ``[b, T, N, c]`` or None -> ``[b, T / patch_size, N, dim]``.
     """
 
     def __init__(self, input_size: int, dim: int, window: int, n_nodes: Optional[int], tod_embedding: int = 0,
-                 dow_embedding: bool = False, node_embedding: bool = False, adaptive_embedding: bool = False):
+                 dow_embedding: bool = False, node_embedding: bool = False, adaptive_embedding: bool = False,
+                 patch_size: int = 1):
         super().__init__()
         if adaptive_embedding and not (isinstance(n_nodes, int) and n_nodes > 0):
             raise ValueError(f"adaptive_embedding needs n_nodes (a positive int, one learned vector per step and "
                              f"node), got n_nodes={n_nodes!r}.")
-        self.value = nn.Linear(input_size, dim)
+        if not isinstance(patch_size, int) or isinstance(patch_size, bool) or patch_size < 1 \
+                or window % patch_size:
+            raise ValueError(f"patch_size must be a positive int dividing window={window}, got {patch_size!r}.")
+        self.patch_size, self.tokens = patch_size, window // patch_size
+        self.value = nn.Linear(patch_size * input_size, dim)
         self.calendar = CalendarNodeEmbedding(dim, n_nodes, tod_embedding, dow_embedding, node_embedding)
-        self.adaptive = nn.Parameter(torch.empty(window, n_nodes, dim)) if adaptive_embedding else None
+        self.adaptive = nn.Parameter(torch.empty(self.tokens, n_nodes, dim)) if adaptive_embedding else None
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
@@ -120,8 +128,13 @@ class STEmbedding(nn.Module):
             nn.init.xavier_uniform_(self.adaptive.view(-1, self.adaptive.size(-1)))
 
     def forward(self, x: Tensor, u: Optional[Tensor] = None) -> Tensor:
+        p = self.patch_size
+        if p > 1:  # [b, T, N, c] -> [b, T / p, N, p * c] (the p steps of a token side by side, oldest first)
+            b, t, n, c = x.shape
+            x = x.reshape(b, t // p, p, n, c).transpose(2, 3).reshape(b, t // p, n, p * c)
+            u = None if u is None else u[:, p - 1::p]
         calendar, node = self.calendar.parts(u)
-        # the per-node and per-(step, node) vectors are summed before they meet the batch: [T, N, dim]
+        # the per-node and per-(token, node) vectors are summed before they meet the batch: [T / p, N, dim]
         static = node if self.adaptive is None else self.adaptive if node is None else self.adaptive + node
         h = self.value(x)
         for part in (calendar, static):

@@ -15,9 +15,10 @@ from .window_readout import HorizonHead, WindowSummary
 class STForecasterBase(nn.Module):
     r"""Embedding -> spatio-temporal layers -> window read-out, following the tsl model contract.
 
-    * **Embedding** (:class:`~stgnn_diag.models.embeddings.STEmbedding`): per step and node a linear
-      map of the value plus learned time-of-day and weekday vectors (read from the covariates ``u``),
-      a learned node vector and a learned (step, node) vector (which is also the position).
+    * **Embedding** (:class:`~stgnn_diag.models.embeddings.STEmbedding`): per token (``patch_size``
+      consecutive steps; 1 by default) and node a linear map of the values plus learned time-of-day and
+      weekday vectors (read from the covariates ``u``), a learned node vector and a learned
+      (token, node) vector (which is also the position).
     * **Layers** (subclasses: T&S or TTS): :class:`~stgnn_diag.models.sublayers.TemporalBlock`\ s
       (the diagonal-regularized :class:`~stgnn_diag.nn.TemporalAttention` and a feed-forward
       sub-layer, post-LN) and graph sub-layers (diffusion convolution on the sensor graph).
@@ -28,7 +29,7 @@ class STForecasterBase(nn.Module):
       ``horizon`` steps (STID's read-out).
 
     The three stages are public for the sensitivity tools: ``encode`` (the embedding,
-    ``[b, T, N, hidden]``), ``process`` (the layers and the window summary, ``[b, 1, N, readout_size]``:
+    ``[b, T / patch_size, N, hidden]``), ``process`` (the layers and the window summary, ``[b, 1, N, readout_size]``:
     one vector per node) and ``decode`` (the MLP head).
 
     Args:
@@ -57,6 +58,8 @@ class STForecasterBase(nn.Module):
         graph_conv, k, adaptive, emb_size: the graph convolution (``"diffusion"`` with ``k`` hops in
             both directions, optionally with a learned adjacency: ``True`` / ``"softmax"`` (Graph WaveNet's)
             or ``"lowrank"`` (:class:`~stgnn_diag.nn.LowRankAdjacency`); or ``"gcn"``).
+        patch_size: steps per token (must divide ``window``): the layers run on ``window / patch_size``
+            tokens per node, each embedding ``patch_size`` consecutive steps (PatchTST's patches).
 
     Shapes:
         - x: ``[batch, window, nodes, input_size]``
@@ -73,7 +76,7 @@ class STForecasterBase(nn.Module):
                  dow_embedding: bool = True, node_embedding: bool = True, adaptive_embedding: bool = True,
                  readout_size: int = 128, readout_layers: int = 2, readout_embedding: bool = True,
                  embedding_skip: bool = False, graph_conv: str = "diffusion", k: int = 2,
-                 adaptive: Union[bool, str] = False, emb_size: int = 10):
+                 adaptive: Union[bool, str] = False, emb_size: int = 10, patch_size: int = 1):
         super().__init__()
         check_sizes(dict(input_size=input_size, horizon=horizon, hidden_size=hidden_size, window=window,
                          readout_size=readout_size), n_nodes, exog_size)
@@ -90,9 +93,10 @@ class STForecasterBase(nn.Module):
         self.horizon, self.n_nodes, self.hidden_size = horizon, n_nodes, hidden_size
         self.exog_size, self.window = exog_size, window
         self.embedding = STEmbedding(input_size, hidden_size, window, n_nodes, tod_embedding, dow_embedding,
-                                     node_embedding, adaptive_embedding)
-        self.summary = WindowSummary(window, hidden_size, readout_size)
-        self.skip = WindowSummary(window, hidden_size, readout_size) if embedding_skip else None
+                                     node_embedding, adaptive_embedding, patch_size)
+        self.patch_size, self.tokens = patch_size, self.embedding.tokens
+        self.summary = WindowSummary(self.tokens, hidden_size, readout_size)
+        self.skip = WindowSummary(self.tokens, hidden_size, readout_size) if embedding_skip else None
         self.readout_embedding = CalendarNodeEmbedding(readout_size, n_nodes, tod_embedding, dow_embedding,
                                                        node_embedding) if readout_embedding else None
         self.head = HorizonHead(readout_size, horizon, self.output_size, readout_layers, dropout)
@@ -121,7 +125,7 @@ class STForecasterBase(nn.Module):
         return check_inputs(self, x, edge_index, edge_weight, u)
 
     def encode(self, x: Tensor, u: Optional[Tensor] = None) -> Tensor:
-        """``[b, T, N, input_size]`` (and ``u [b, T, N, exog]``) -> ``[b, T, N, hidden]``."""
+        """``[b, T, N, input_size]`` (and ``u [b, T, N, exog]``) -> ``[b, T / patch_size, N, hidden]``."""
         return self.embedding(x, u)
 
     def process(self, h: Tensor, edge_index: Tensor, edge_weight: Optional[Tensor] = None,
