@@ -90,3 +90,41 @@ def test_covariates_shared_by_all_nodes_are_looked_up_once_with_the_same_result(
     grads = [torch.autograd.grad(o.square().sum(), list(model.parameters())) for o in outs]
     for a, c in zip(*grads):
         torch.testing.assert_close(a, c)
+
+
+@pytest.mark.parametrize("p", [2, 3])
+def test_patch_tokens_embed_their_steps_side_by_side_and_the_last_steps_calendar(p):
+    from stgnn_diag.models.embeddings import STEmbedding
+
+    torch.manual_seed(0)
+    b, t, n, c = 2, 12, 5, 2
+    u = torch.zeros(b, t, n, 8, dtype=torch.float64)
+    u[..., 0] = torch.rand(b, t, 1)
+    u[..., 1 + torch.randint(7, (1,))] = 1.0
+    emb = STEmbedding(c, 4, t, n, tod_embedding=288, dow_embedding=True, node_embedding=True,
+                      adaptive_embedding=True, patch_size=p).double()
+    x = torch.randn(b, t, n, c, dtype=torch.float64)
+    w = emb.value.weight  # [dim, p * c]: step i of a token reads columns i * c .. (i + 1) * c
+    slot = (u[..., 0] * 288).round().long()
+    for j in range(t // p):  # token j: steps j * p .. j * p + p - 1, by hand
+        steps = range(j * p, (j + 1) * p)
+        value = sum(x[:, s] @ w[:, i * c:(i + 1) * c].T for i, s in enumerate(steps)) + emb.value.bias
+        last = steps[-1]
+        expected = (value + emb.calendar.tod.weight[slot[:, last]] + emb.calendar.dow.weight[u[:, last, :, 1:].argmax(-1)]
+                    + emb.calendar.node + emb.adaptive[j])
+        torch.testing.assert_close(emb(x, u)[:, j], expected)
+    assert emb(x, u).shape == (b, t // p, n, 4)
+
+
+def test_patched_forecaster_runs_on_window_over_patch_tokens_and_rejects_a_patch_that_does_not_divide():
+    torch.manual_seed(0)
+    m = stgnn_diag.create_model("tas_attn_none", n_nodes=N, hidden_size=8, heads=2, patch_size=3)
+    x, u = torch.randn(2, T, N, 1), calendar_u(2, T)
+    assert m.encode(x, u.unsqueeze(2).expand(-1, -1, N, -1)).shape == (2, T // 3, N, 8)
+    assert m(x, EDGE_INDEX, u=u).shape == (2, 12, N, 1)
+    # every input step reaches the forecast (the patches cover the window)
+    x.requires_grad_(True)
+    m(x, EDGE_INDEX, u=u).sum().backward()
+    assert (x.grad.abs().sum((0, 2, 3)) > 0).all()
+    with pytest.raises(ValueError, match="patch_size"):
+        stgnn_diag.create_model("tas_attn_none", n_nodes=N, patch_size=5)

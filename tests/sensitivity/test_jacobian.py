@@ -41,6 +41,7 @@ FORECASTERS = [
     ("tts_attn_penalty", dict(learn_penalty=True, spatial_on="steps")),
     ("tas_attn_dropout", dict(adaptive=True, causal=True)),
     ("tas_attn_none", dict(adaptive="lowrank", k=1, ffn_size=0, heads=1)),
+    ("tas_attn_penalty", dict(patch_size=2, heads=1)),
 ]
 
 
