@@ -219,6 +219,7 @@ def evaluate(model: Optional[str] = None, checkpoint: Optional[Union[str, Path]]
         name = model
     protocol, horizon, dataset = protocol or "dcrnn", horizon or 12, dataset or DEFAULT_DATASET
     if splits is None:
+        keep_freed_memory()  # before the data set is read (its arrays are large)
         splits = make_splits(get_dataset(dataset, data_root, progress=progress), protocol, window=window,
                              horizon=horizon, max_windows=max_windows)
     if module is not None:

@@ -1,0 +1,38 @@
+"""The process memory settings of CPU training and scoring (glibc thresholds, numpy's huge-page advice)."""
+import subprocess
+import sys
+
+import pytest
+
+CHECK = """
+import numpy as np
+from stgnn_diag.training.malloc import keep_freed_memory
+get = np._core.multiarray._get_madvise_hugepage
+np._core.multiarray._set_madvise_hugepage(True)
+assert get()
+ok = keep_freed_memory()
+print(ok, get())
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc and numpy's madvise are Linux-only")
+def test_keep_freed_memory_also_stops_numpys_huge_page_advice():
+    # a fresh process: the settings are process-wide and set once
+    out = subprocess.run([sys.executable, "-c", CHECK], capture_output=True, text=True, check=True).stdout.split()
+    assert out == ["True", "False"]
+
+
+def test_evaluate_sets_them_before_the_data_set_is_read(monkeypatch, tmp_path):
+    import stgnn_diag.training.evaluate as ev
+
+    calls = []
+    monkeypatch.setattr(ev, "keep_freed_memory", lambda: calls.append("memory"))
+
+    def fake_dataset(*a, **k):
+        calls.append("dataset")
+        raise RuntimeError("stop here")
+
+    monkeypatch.setattr(ev, "get_dataset", fake_dataset)
+    with pytest.raises(RuntimeError, match="stop here"):
+        ev.evaluate("historical_average", data_root=tmp_path, progress=False)
+    assert calls[:2] == ["memory", "dataset"]
