@@ -23,7 +23,9 @@ def test_keep_freed_memory_also_stops_numpys_huge_page_advice():
 
 
 def test_evaluate_sets_them_before_the_data_set_is_read(monkeypatch, tmp_path):
-    import stgnn_diag.training.evaluate as ev
+    import importlib
+
+    ev = importlib.import_module("stgnn_diag.training.evaluate")  # the module (the package exports the function)
 
     calls = []
     monkeypatch.setattr(ev, "keep_freed_memory", lambda: calls.append("memory"))
