@@ -93,8 +93,9 @@ for _arch, (_cls, _label, _layers) in ARRANGEMENTS.items():
     for _variant, (_what, _attn) in VARIANTS.items():
         _name = f"{_arch}_{_variant}"
         _graph = "the sensor graph + a learned adjacency" if _layers.get("adaptive") else "the sensor graph"
-        _doc = (f"{_label} forecaster, paper variant {_what}; calendar / node / adaptive embeddings, attention + "
-                f"feed-forward blocks, diffusion convolution on {_graph}, window read-out.")
+        _tokens = f"tokens of {_layers['patch_size']} steps" if _layers.get("patch_size", 1) > 1 else "one token a step"
+        _doc = (f"{_label} forecaster, paper variant {_what}; {_tokens}, calendar / node / adaptive embeddings, "
+                f"attention + feed-forward blocks, diffusion convolution on {_graph}, window read-out.")
         register_model(_entry(_cls, {**COMMON, **_layers, **_attn}, _doc, _name), name=_name,
                        tags=("paper-variant", _arch))
 
