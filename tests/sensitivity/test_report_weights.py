@@ -70,3 +70,8 @@ def test_the_architecture_sentences_come_from_the_model_config():
     assert tts["graph_on"] == "each node's window summary" and tts["receptive_hops"] == 2 * tts["k"]
     text = _architectures({"tas_attn_none": {"architecture": tas}, "tts_attn_none": {"architecture": tts}})
     assert text.startswith("T&S: 3 temporal attention + 3 graph layers") and "TTS: 1 temporal attention + 2" in text
+    # the tokens the layers run on: patches of steps in T&S (the zoo's default), steps in TTS
+    assert (tas["patch_size"], tas["tokens"]) == (2, 6) and tas["graph_on"] == "every token of 2 steps"
+    assert "attention over 6 tokens of 2 steps; 1 head;" in text and (tts["patch_size"], tts["tokens"]) == (1, 12)
+    three = architecture(create_model("tas_attn_none", n_nodes=5, patch_size=3, heads=2))
+    assert (three["tokens"], three["graph_on"], three["heads"]) == (4, "every token of 3 steps", 2)

@@ -53,8 +53,11 @@ def _architectures(r: Dict[str, dict]) -> str:
             continue
         seen.add(arch)
         label = "T&S" if arch.startswith("tas") else "TTS" if arch.startswith("tts") else f"`{arch}`"
+        heads = f"{a['heads']} head" + ("s" if a["heads"] != 1 else "")
+        tokens = f"attention over {a['tokens']} tokens of {a['patch_size']} steps; " \
+            if a.get("patch_size", 1) > 1 else ""
         parts.append(f"{label}: {a['temporal_layers']} temporal attention + {a['graph_layers']} graph layers "
-                     f"({a['heads']} heads; diffusion convolution, K = {a['k']}, both directions"
+                     f"({tokens}{heads}; diffusion convolution, K = {a['k']}, both directions"
                      + (", plus a learned adjacency" if a["adaptive"] else "") + f"; graph layers on {a['graph_on']})")
     return ("; ".join(parts) + ".") if parts else "architectures in `results.json`."
 

@@ -77,15 +77,18 @@ def architecture(model) -> Dict[str, object]:
     the graph layers act, and the road-graph receptive field (graph layers x K hops)."""
     cfg = dict(getattr(model, "config", {}) or {})
     c = dict(cfg.get("model_kwargs", cfg))  # a zoo model's config: {"name", "model_kwargs"}
-    if "n_layers" in c:  # T&S: attention and graph layers alternate, on every step
+    patch = int(c.get("patch_size", 1) or 1)
+    token = "every step" if patch == 1 else f"every token of {patch} steps"
+    if "n_layers" in c:  # T&S: attention and graph layers alternate, on every token
         temporal = graph = int(c["n_layers"])
-        on = "every step"
+        on = token
     else:
         temporal, graph = int(c.get("temporal_layers", 0)), int(c.get("spatial_layers", 0))
-        on = "each node's window summary" if c.get("spatial_on") == "summary" else "every step"
+        on = "each node's window summary" if c.get("spatial_on") == "summary" else token
     k = int(c.get("k", 1))
     return {"temporal_layers": temporal, "graph_layers": graph, "heads": c.get("heads"), "k": k,
-            "adaptive": bool(c.get("adaptive")), "graph_on": on, "receptive_hops": graph * k}
+            "adaptive": bool(c.get("adaptive")), "graph_on": on, "receptive_hops": graph * k, "patch_size": patch,
+            "tokens": int(c.get("window", 12)) // patch}
 
 
 def data_facts(ds) -> Dict[str, object]:
