@@ -133,7 +133,7 @@ class STForecasterBase(nn.Module):
         raise NotImplementedError
 
     def summarize(self, h: Tensor, h0: Tensor, u: Optional[Tensor] = None) -> Tensor:
-        """Each node's window ``[b, T, N, hidden]`` -> one vector ``[b, N, readout_size]``: a linear map
+        """Each node's window ``[b, T', N, hidden]`` (``T'`` tokens) -> one vector ``[b, N, readout_size]``: a linear map
         of the layers' output ``h``, plus one of the embedding ``h0`` (``embedding_skip``), plus the
         calendar and node embeddings of the window's last step (``readout_embedding``)."""
         z = self.summary(h)

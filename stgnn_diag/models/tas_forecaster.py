@@ -1,4 +1,4 @@
-"""T&S forecaster: temporal attention blocks and graph convolutions alternate on every step."""
+"""T&S forecaster: temporal attention blocks and graph convolutions alternate on every token (step or patch)."""
 from __future__ import annotations
 
 from typing import Optional
@@ -9,11 +9,11 @@ from .forecaster_base import STForecasterBase
 
 
 class TASForecaster(STForecasterBase):
-    r"""T&S: ``n_layers`` blocks of [temporal block, graph sub-layer] on ``[b, T, N, hidden]``, then the
-    window read-out.
+    r"""T&S: ``n_layers`` blocks of [temporal block, graph sub-layer] on ``[b, T', N, hidden]``, then the
+    window read-out (``T' = window / patch_size`` tokens per node: the steps, or patches of steps).
 
     Block ``l``: ``h = TB_l(h)`` (diagonal-regularized attention + feed-forward, each post-LN), then
-    ``h = LN(h + act(GC_l(h)))`` at every step. All other arguments:
+    ``h = LN(h + act(GC_l(h)))`` at every token. All other arguments:
     :class:`~stgnn_diag.models.forecaster_base.STForecasterBase`.
 
     Stages: ``process`` runs the blocks and the window summary -> ``[b, 1, N, readout_size]``;
@@ -35,7 +35,7 @@ class TASForecaster(STForecasterBase):
 
     def process(self, h: Tensor, edge_index: Tensor, edge_weight: Optional[Tensor] = None,
                 u: Optional[Tensor] = None) -> Tensor:
-        """``[b, T, N, hidden]`` -> interleaved blocks -> window summary ``[b, 1, N, readout_size]``."""
+        """``[b, T', N, hidden]`` -> interleaved blocks -> window summary ``[b, 1, N, readout_size]``."""
         h0 = h
         for tb, gc in zip(self.temporal, self.spatial):
             h = gc(tb(h), edge_index, edge_weight)
