@@ -95,7 +95,7 @@ class STEmbedding(nn.Module):
     Args:
         input_size: channels of ``x``.
         dim: output width.
-        window: input steps ``T`` (the adaptive embedding has one vector per step).
+        window: input steps ``T`` (the adaptive embedding has one vector per token).
         n_nodes: nodes ``N`` (needed by the node and adaptive embeddings).
         tod_embedding, dow_embedding, node_embedding: see :class:`CalendarNodeEmbedding`.
         adaptive_embedding: a learned vector per (token, node).
