@@ -27,7 +27,8 @@ EPILOG = """examples:
   stgnn-diag bench --grid grid.json --results models/results/mine --dry-run
 
 A unit with result.json is skipped; a unit interrupted mid-training resumes from its checkpoint.
-Exit status: 0 all units done, 1 some failed (error.json in their folders), 130 interrupted.
+Exit status: 0 all units done, 1 some failed (error.json in their folders) or busy (trained by another
+process at the time: nothing recorded), 130 interrupted.
 """
 
 
@@ -121,7 +122,7 @@ def _report(args, results: Path) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Execute ``stgnn-diag bench``; returns the exit status (0 ok, 1 failed units, 130 interrupted).
+    """Execute ``stgnn-diag bench``; returns the exit status (0 ok, 1 failed or busy units, 130 interrupted).
 
     Raises:
         GridError / ValueError: invalid grid, settings mismatch with stored results, nothing to report.
@@ -149,9 +150,11 @@ def run(args: argparse.Namespace) -> int:
     print(f"bench: {outcome.summary()}  (results: {results})")
     for o in outcome.failed:
         print(f"  failed: {o.unit.unit_id}: {o.error}", file=sys.stderr)
+    for o in outcome.busy:
+        print(f"  busy: {o.unit.unit_id}: {o.error}; run the same command again once it is done", file=sys.stderr)
     if outcome.interrupted:
         print("bench: interrupted; run the same command again to resume.", file=sys.stderr)
         return 130
     if not args.no_report and any(o.result for o in outcome.outcomes):
         _report(args, results)
-    return 1 if outcome.failed else 0
+    return 1 if outcome.failed or outcome.busy else 0

@@ -52,9 +52,10 @@ from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Unio
 
 from ..datasets.registry import recorded_dataset
 from ..training.budgets import budget_overrides
-from ..training.run_dir import changed_fields
+from ..training.run_dir import RunBusyError, changed_fields
 from .calibration import gemm_gflops
 from .grid import BUDGET_OVERRIDE_KEYS, GridError, GridSpec, Unit, is_cpu_budget, result_settings
+from .worker import BUSY_EXIT
 
 __all__ = ["ERROR_JSON", "Outcome", "RESULT_JSON", "RUN_DIR", "SCHEMA", "GridRun", "load_result", "machine_info",
            "run_grid", "run_unit", "unit_state"]
@@ -78,11 +79,12 @@ class Outcome:
         unit: the unit.
         status: ``done`` (ran now), ``resumed`` (ran now from a checkpoint or a finished run folder),
             ``skipped`` (result already there), ``reused`` (copied from another results folder, see
-            :func:`find_reusable`), ``failed``, ``interrupted`` (Ctrl-C while it ran),
+            :func:`find_reusable`), ``failed``, ``busy`` (another live process trains it: left to that
+            process, nothing written into its folder), ``interrupted`` (Ctrl-C while it ran),
             ``pending`` (not reached: the grid stopped before it), or ``planned`` (dry run).
         state: the unit's state before the run (see :func:`unit_state`).
         result: the result dict (``done`` / ``resumed`` / ``skipped``).
-        error: the error message (``failed``).
+        error: the error message (``failed``, ``busy``).
     """
 
     unit: Unit
@@ -106,8 +108,12 @@ class GridRun:
     def failed(self) -> List[Outcome]:
         return [o for o in self.outcomes if o.status == "failed"]
 
+    @property
+    def busy(self) -> List[Outcome]:
+        return [o for o in self.outcomes if o.status == "busy"]
+
     def summary(self) -> str:
-        parts = [f"{self.count(s)} {s}" for s in ("done", "resumed", "reused", "skipped", "failed", "interrupted",
+        parts = [f"{self.count(s)} {s}" for s in ("done", "resumed", "reused", "skipped", "failed", "busy", "interrupted",
                                                    "pending", "planned") if self.count(s)]
         return ", ".join(parts) or "no units"
 
@@ -596,6 +602,8 @@ def run_grid(grid: Union[GridSpec, Iterable[Unit]], results_dir: Union[str, Path
                                    progress=progress)
                 if rc == 130:  # the worker alone was interrupted (its checkpoint is kept): stop as for Ctrl-C
                     raise KeyboardInterrupt
+                if rc == BUSY_EXIT:
+                    raise RunBusyError(f"{udir / RUN_DIR} is in use by another training process")
                 if rc == 0 and (udir / RESULT_JSON).is_file():
                     out.outcomes.append(Outcome(u, status, state, result=load_result(udir / RESULT_JSON)))
                 else:
@@ -625,6 +633,9 @@ def run_grid(grid: Union[GridSpec, Iterable[Unit]], results_dir: Union[str, Path
             log(f"interrupted: {u.unit_id} keeps its checkpoints and resumes on the next run")
         except GridError:
             raise
+        except RunBusyError as e:  # another process trains this unit: its folder is left as it is
+            out.outcomes.append(Outcome(u, "busy", state, error=str(e)))
+            log(f"    BUSY (left to the other process, nothing recorded): {e}")
         except Exception as e:  # noqa: BLE001  a failed unit must not take the grid down
             msg = f"{type(e).__name__}: {e}"
             _record_error(udir, u, msg, traceback.format_exc())

@@ -2,7 +2,8 @@
 
 Used by ``stgnn-diag bench --isolate``: a crash or an out-of-memory kill of this process loses only
 this unit. The unit writes its ``result.json`` itself (peak memory = this process's peak RSS); on an
-error it writes ``error.json`` with the traceback and exits with status 1.
+error it writes ``error.json`` with the traceback and exits with status 1. When another live process holds
+the unit's run lock it writes nothing into the folder (the run there is fine) and exits with ``BUSY_EXIT``.
 """
 from __future__ import annotations
 
@@ -12,6 +13,9 @@ import sys
 import traceback
 from pathlib import Path
 from typing import List, Optional
+
+#: Exit status of a worker whose unit is being trained by another process (``EX_TEMPFAIL``: try again later).
+BUSY_EXIT = 75
 
 
 def main(argv: Optional[List[str]] = None) -> int:
@@ -24,6 +28,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     p.add_argument("--no-progress", action="store_true")
     args = p.parse_args(argv)
 
+    from ..training.run_dir import RunBusyError
     from .grid import Unit
     from .runner import _record_error, _unit_dir, run_unit
 
@@ -34,6 +39,9 @@ def main(argv: Optional[List[str]] = None) -> int:
                  devices=devices, progress=not args.no_progress, isolated=True)
     except KeyboardInterrupt:
         return 130
+    except RunBusyError as e:  # not this unit's failure: another process trains it
+        print(f"{type(e).__name__}: {e}", file=sys.stderr)
+        return BUSY_EXIT
     except Exception as e:  # noqa: BLE001  recorded for the parent, then a non-zero exit
         _record_error(_unit_dir(Path(args.results), unit), unit, f"{type(e).__name__}: {e}", traceback.format_exc())
         traceback.print_exc()

@@ -24,6 +24,10 @@ class RunDirError(RuntimeError):
     """The run folder is in a state the requested action would damage (or cannot resume from)."""
 
 
+class RunBusyError(RunDirError):
+    """The run folder's lock is held by another live training process: nothing is wrong with the run."""
+
+
 def last_checkpoint(out_dir: Path) -> Optional[Path]:
     """``out_dir/checkpoints/last.ckpt`` if it exists."""
     p = Path(out_dir) / CHECKPOINTS / LAST
@@ -97,7 +101,7 @@ class RunLock:
                 owner = self._owner()
                 pid, host = owner.get("pid"), owner.get("host")
                 if isinstance(pid, int) and (host != me["host"] or _alive(pid)):
-                    raise RunDirError(f"{self.path.parent} is in use by another training process (pid {pid} on "
+                    raise RunBusyError(f"{self.path.parent} is in use by another training process (pid {pid} on "
                                       f"{host}, since {owner.get('since')}): wait for it to end or stop it, or "
                                       f"choose another --out.") from None
                 self.path.unlink(missing_ok=True)  # stale: its process is gone

@@ -107,3 +107,15 @@ def test_exit_status_for_failed_and_interrupted_grids(tmp_path, monkeypatch, cap
     a = parse("--models", "tts_attn_none", "--results", str(tmp_path / "b"), "--no-progress")
     assert a.func(a) == 130
     assert "run the same command again to resume" in capsys.readouterr().err
+
+    def busy(cfg):
+        from stgnn_diag.training.run_dir import RunBusyError
+
+        raise RunBusyError(f"{cfg.out} is in use by another training process")
+
+    monkeypatch.setattr(runner, "_train", busy)
+    a = parse("--models", "tts_attn_none", "--results", str(tmp_path / "c"), "--no-progress")
+    assert a.func(a) == 1  # not every unit is done
+    err = capsys.readouterr().err
+    assert "busy: tts_attn_none" in err and "failed:" not in err
+    assert not list((tmp_path / "c").rglob("error.json"))

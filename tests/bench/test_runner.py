@@ -385,3 +385,24 @@ def test_a_sigterm_to_the_bench_stops_its_isolated_worker(tmp_path):
                 except ProcessLookupError:
                     pass
             bench.wait()
+
+
+@pytest.mark.parametrize("isolate", [False, True])
+def test_a_unit_another_process_trains_is_left_alone_without_an_error(tiny_grid, tmp_path, metr_la_root, isolate):
+    """A second bench reaching a live unit (its run lock held by a running process) reports it busy, exits 1,
+    and writes nothing into its folder: a report made meanwhile must not list the live unit as failed."""
+    from stgnn_diag.training.run_dir import RunLock
+
+    _, args = tiny_grid
+    unit = [u for u in _units(args) if u.kind == "model"][0]
+    run = tmp_path / unit.unit_id / RUN_DIR
+    with RunLock(run):  # held by this (live) process, as by another bench's worker
+        before = sorted(p.relative_to(tmp_path) for p in (tmp_path / unit.unit_id).rglob("*"))
+        out = run_grid([unit], tmp_path, data_root=metr_la_root, isolate=isolate, progress=False,
+                       log=lambda s: None)
+        after = sorted(p.relative_to(tmp_path) for p in (tmp_path / unit.unit_id).rglob("*"))
+    assert [o.status for o in out.outcomes] == ["busy"] and not out.failed
+    assert "in use by another training process" in out.busy[0].error
+    assert "1 busy" in out.summary()
+    assert after == before == [Path(unit.unit_id) / RUN_DIR, Path(unit.unit_id) / RUN_DIR / ".lock"]
+    assert unit_state(tmp_path, unit) == "new"
