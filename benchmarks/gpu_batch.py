@@ -13,7 +13,8 @@ One GPU, a fixed number of minutes (a rented or lent machine). The script runs, 
      ``--paper-full`` the schedule is never shortened: the units train the full 150 epochs over as many
      leases as it takes (see "A full-budget run over several leases" below);
    * ``--workers`` processes working through the ``cpu-15min`` units that are not done yet: Table 1
-     (``models/results/table1-cpu``, horizon 12, seeds 0-2) then the long horizon
+     (``models/results/table1-cpu``, horizon 12, seeds 0-2), the seed-0 units behind the shipped weights of
+     the template entries and ``paper_tas`` (``models/results/templates-cpu``), then the long horizon
      (``models/results/horizon36-cpu``, horizon 36, seeds 0-1). The budget is a number of steps, so a unit
      trained on the GPU follows the same schedule as one trained on the CPU; its result records the machine.
      The forecasters (``tas_attn_*`` / ``tts_attn_*``) carry their embeddings in their defaults.
@@ -61,8 +62,11 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 VARIANTS = ["tas_attn_noresid", "tas_attn_none", "tas_attn_mask", "tas_attn_dropout", "tas_attn_penalty",
             "tts_attn_noresid", "tts_attn_none", "tts_attn_mask", "tts_attn_dropout", "tts_attn_penalty"]
-#: (results folder, horizon, seeds) of the cpu-15min experiments, in the order they are worked on.
-EXPERIMENTS = [("models/results/table1-cpu", 12, (0, 1, 2)), ("models/results/horizon36-cpu", 36, (0, 1))]
+TEMPLATES = [v.replace("_attn_", "_template_") for v in VARIANTS]
+#: (results folder, horizon, seeds, models) of the cpu-15min experiments, in the order they are worked on.
+EXPERIMENTS = [("models/results/table1-cpu", 12, (0, 1, 2), VARIANTS),
+               ("models/results/templates-cpu", 12, (0,), TEMPLATES + ["paper_tas"]),
+               ("models/results/horizon36-cpu", 36, (0, 1), VARIANTS)]
 PAPER_RESULTS = "models/results/table1-paper"
 EPOCH_MENU = (150, 100, 80, 60, 50, 40, 30, 25, 20, 15, 10, 5)
 PAPER_STEPS_PER_EPOCH = 23974 // 128
@@ -76,9 +80,9 @@ def _unit_dir(results: str, model: str, horizon: int, budget: str, seed: int) ->
 def queue_units():
     """The cpu-15min units without a ``result.json``: ``[(results, model, horizon, seed)]``, seed-major."""
     todo = []
-    for results, horizon, seeds in EXPERIMENTS:
+    for results, horizon, seeds, models in EXPERIMENTS:
         for seed in seeds:
-            for model in VARIANTS:
+            for model in models:
                 if not (_unit_dir(results, model, horizon, "cpu-15min", seed) / "result.json").exists():
                     todo.append((results, model, horizon, seed))
     return todo
@@ -102,9 +106,9 @@ def paper_state(unit: Path) -> str:
     ckpt = unit / "run" / "checkpoints" / "last.ckpt"
     if not ckpt.exists():
         return "new"
-    import torch
+    from stgnn_diag.training.safe_load import load_file
 
-    state = torch.load(ckpt, map_location="cpu", weights_only=False)
+    state = load_file(ckpt)  # weights_only=True: a committed checkpoint is a file anyone may be handed
     total = 150 * PAPER_STEPS_PER_EPOCH
     return (f"partial: resumes at step {state.get('global_step')} of {total} (epoch {state.get('epoch')} of 150; "
             f"early stopping may end it sooner)")
@@ -212,7 +216,7 @@ def pack(out: Path, since: float, paper_units) -> None:
         return (not (unit / "result.json").exists() and path.name == "last.ckpt") or (
             path.name == "last.ckpt" and unit.name in paper_units)
 
-    folders = [REPO / r for r, _, _ in EXPERIMENTS] + [REPO / PAPER_RESULTS]
+    folders = [REPO / r for r, *_ in EXPERIMENTS] + [REPO / PAPER_RESULTS]
     finished = []  # last.ckpt of the units that finished during the run (left out of results.tar.gz)
     with tarfile.open(out / "results.tar.gz", "w:gz") as tar:
         for folder in folders:
@@ -237,9 +241,11 @@ def pack_weights(dest: Path, checkpoints) -> None:
     """
     import torch
 
+    from stgnn_diag.training.safe_load import load_file
+
     with tempfile.TemporaryDirectory() as tmp, tarfile.open(dest, "w:gz") as tar:
         for i, path in enumerate(checkpoints):
-            ckpt = torch.load(path, map_location="cpu", weights_only=False)
+            ckpt = load_file(path)  # weights_only=True, an explicit allow-list
             small = Path(tmp) / f"{i}.ckpt"
             torch.save({k: ckpt[k] for k in WEIGHT_KEYS if k in ckpt}, small)
             tar.add(small, arcname=str(path.relative_to(REPO)))
