@@ -48,6 +48,24 @@ def _lr(cfg: dict) -> str:
     return f", lr {lr:g}" if lr is not None else ""
 
 
+def _architecture(name: str, cfg: dict) -> str:
+    """One line naming the entry defaults a tag's weights were trained without (a budget's model overrides,
+    e.g. ``hidden_size=32`` under ``cpu-15min``), with the parameter count of the model they load into;
+    empty when the tag has the entry's architecture."""
+    defaults = get_entry(name).defaults
+    kwargs = cfg["model_kwargs"]
+    diff = {k: v for k, v in kwargs.items() if defaults.get(k) is not None and defaults[k] != v}
+    if not diff:
+        return ""
+    by_budget = (cfg.get("budget_resolved") or {}).get("model_overrides") or {}
+    said = ", ".join(f"`{k}={v!r}` (default `{defaults[k]!r}`)" for k, v in sorted(diff.items()))
+    why = (f": the `{cfg['budget']}` budget trains every model with "
+           + ", ".join(f"`{k}={by_budget[k]!r}`" for k in sorted(diff) if k in by_budget)) if set(diff) & set(by_budget) else ""
+    params = parameter_count(name, **{k: kwargs[k] for k in diff}, n_nodes=kwargs.get("n_nodes") or CARD_NODES)
+    return (f"Architecture: the entry's defaults but {said}{why}; `pretrained=True` builds this architecture "
+            f"({params} trainable parameters).\n")
+
+
 def render_pretrained(name: str) -> str:
     """The card section of the shipped weights: each tag's test metrics beside the baselines, and its command."""
     tags = pretrained_tags(name)
@@ -64,6 +82,7 @@ def render_pretrained(name: str) -> str:
                 f"({c['protocol']} protocol), budget `{c['budget']}` ({c['global_steps']} steps"
                 f"{_lr(c)}), seed {c['seed']}, "
                 f"{c.get('trained_on') or '?'}; weights `models/weights/{c['weights']}` (sha256 `{c['sha256'][:16]}...`).\n",
+                *([arch] if (arch := _architecture(name, c)) else []),
                 f"Test set ({c['metrics'].get('windows')} windows), masked metrics in mph / %:\n",
                 f"| | {head} |", "|---|" + "---|" * 12, _row(f"`{name}`", c["metrics"])]
         out += [_row(b, m) for b, m in c.get("baselines", {}).items()]
