@@ -113,8 +113,8 @@ class GridRun:
         return [o for o in self.outcomes if o.status == "busy"]
 
     def summary(self) -> str:
-        parts = [f"{self.count(s)} {s}" for s in ("done", "resumed", "reused", "skipped", "failed", "busy", "interrupted",
-                                                   "pending", "planned") if self.count(s)]
+        parts = [f"{self.count(s)} {s}" for s in ("done", "resumed", "reused", "skipped", "failed", "busy",
+                                                   "interrupted", "pending", "planned") if self.count(s)]
         return ", ".join(parts) or "no units"
 
 

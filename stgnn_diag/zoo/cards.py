@@ -59,8 +59,9 @@ def _architecture(name: str, cfg: dict) -> str:
         return ""
     by_budget = (cfg.get("budget_resolved") or {}).get("model_overrides") or {}
     said = ", ".join(f"`{k}={v!r}` (default `{defaults[k]!r}`)" for k, v in sorted(diff.items()))
+    set_by_budget = sorted(set(diff) & set(by_budget))
     why = (f": the `{cfg['budget']}` budget trains every model with "
-           + ", ".join(f"`{k}={by_budget[k]!r}`" for k in sorted(diff) if k in by_budget)) if set(diff) & set(by_budget) else ""
+           + ", ".join(f"`{k}={by_budget[k]!r}`" for k in set_by_budget)) if set_by_budget else ""
     params = parameter_count(name, **{k: kwargs[k] for k in diff}, n_nodes=kwargs.get("n_nodes") or CARD_NODES)
     return (f"Architecture: the entry's defaults but {said}{why}; `pretrained=True` builds this architecture "
             f"({params} trainable parameters).\n")
