@@ -6,7 +6,7 @@ import pytest
 import torch
 
 import stgnn_diag
-from stgnn_diag.bench.weights import export_unit
+from stgnn_diag.bench.weights import _command, export_unit
 from stgnn_diag.cli import main
 from stgnn_diag.training import TrainConfig, evaluate, train
 from stgnn_diag.zoo.pretrained import PretrainedError
@@ -39,6 +39,14 @@ def test_export_records_what_a_user_needs(weights_env):
             "edge_direction"} <= set(cfg["inputs"])
     assert cfg["model_kwargs"]["hidden_size"] == 8 and len(cfg["sha256"]) == 64
     assert "stgnn-diag bench --models tts_attn_penalty" in cfg["command"]
+
+
+def test_export_command_repeats_the_budget_overrides():
+    res = {"model": "paper_tas", "seed": 0, "budget": "cpu-15min", "protocol": "dcrnn", "horizon": 12,
+           "overrides": {"lr": 0.002, "max_windows": None, "max_time": "15m"}}
+    cmd = _command(res)
+    assert "--budgets cpu-15min --lr 0.002 --max-time 15m --protocols dcrnn" in cmd and "max-windows" not in cmd
+    assert "--lr" not in _command({**res, "overrides": {}})
 
 
 def test_create_model_pretrained_loads_the_trained_weights(weights_env):
