@@ -36,10 +36,16 @@ def test_queue_skips_done_units_and_pack_keeps_only_resumable_checkpoints(tmp_pa
     _touch(done / "result.json")
     queue = gpu_batch.queue_units()
     assert (t1, "tas_attn_none", 12, 0) not in queue and (t1, "tas_attn_mask", 12, 0) in queue
-    assert len(queue) == 10 * 3 + 10 + 10 * 2 - 1 and queue[0] == (t1, "tas_attn_noresid", 12, 0)
+    assert len(queue) == 10 * 3 + 11 + 10 * 2 - 1 and queue[0] == (t1, "tas_attn_noresid", 12, 0)
     weights = [u for u in queue if u[0] == "models/results/templates-cpu"]
-    assert [m for _, m, _, _ in weights] == [v.replace("_attn_", "_template_") for v in gpu_batch.VARIANTS] and {
-        (h, s) for _, _, h, s in weights} == {(12, 0)}
+    assert [m for _, m, _, _ in weights] == [v.replace("_attn_", "_template_") for v in gpu_batch.VARIANTS] + [
+        "paper_tas"] and {(h, s) for _, _, h, s in weights} == {(12, 0)}
+    # paper_tas runs with its own lr: its unit folder carries it, and a finished one leaves the queue
+    cmd = gpu_batch.bench_cmd(*weights[-1], "cpu-15min")
+    assert cmd[cmd.index("--lr") + 1] == "0.001" and "--lr" not in gpu_batch.bench_cmd(*weights[0], "cpu-15min")
+    paper_done = _touch(tmp_path / "models/results/templates-cpu/paper_tas__dcrnn__h12__cpu-15min+lr0.001__s0/result.json")
+    assert ("models/results/templates-cpu", "paper_tas", 12, 0) not in gpu_batch.queue_units()
+    paper_done.unlink()
     assert queue.index(weights[-1]) < queue.index(("models/results/horizon36-cpu", "tas_attn_noresid", 36, 0))
 
     old = _touch(tmp_path / t1 / "old_unit" / "result.json")
@@ -76,7 +82,7 @@ def test_queue_skips_done_units_and_pack_keeps_only_resumable_checkpoints(tmp_pa
 def test_dry_run_lists_the_queue(capsys, tmp_path, monkeypatch):
     monkeypatch.setattr(gpu_batch, "REPO", tmp_path)
     assert gpu_batch.main(["--out", str(tmp_path / "out"), "--deadline-s", "1", "--dry-run"]) == 0
-    assert capsys.readouterr().out.startswith("60 cpu-15min units to run:")
+    assert capsys.readouterr().out.startswith("61 cpu-15min units to run:")
 
 
 def test_timed_phases_see_the_repository_on_the_python_path(tmp_path):
