@@ -18,6 +18,11 @@ def test_every_native_forecaster_variant_with_weights_builds_and_verifies():
         assert cfg["inputs"]["window"] == model.window and cfg["model_kwargs"]["n_nodes"] == 207
 
 
+def test_every_native_zoo_entry_ships_weights():
+    native = [n for n in stgnn_diag.list_models() if ":" not in n]   # tsl: / pygt: entries are the ecosystem's
+    assert native and not set(native) - set(SHIPPED), f"no shipped weights for {sorted(set(native) - set(SHIPPED))}"
+
+
 @pytest.mark.parametrize("prefix", ["tas_attn_", "tts_attn_"])
 def test_evaluate_pretrained_reproduces_the_card_on_the_full_test_set(prefix, metr_la_root):
     name = next(n for n in SHIPPED if n.startswith(prefix))
