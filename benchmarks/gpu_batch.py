@@ -83,10 +83,9 @@ def _unit_dir(results: str, model: str, horizon: int, budget: str, seed: int) ->
 
 def _cpu15(model: str):
     """``(budget label, bench flags)`` of ``model``'s cpu-15min units (:data:`MODEL_OVERRIDES`)."""
-    from stgnn_diag.bench.grid import budget_label
+    from stgnn_diag.bench.grid import budget_label, override_flags
     over = MODEL_OVERRIDES.get(model, {})
-    flags = [x for k, v in over.items() for x in (f"--{k.replace('_', '-')}", f"{v:g}" if isinstance(v, float) else str(v))]
-    return budget_label("cpu-15min", over), flags
+    return budget_label("cpu-15min", over), override_flags(over)
 
 
 def queue_units():

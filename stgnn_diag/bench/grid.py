@@ -42,7 +42,7 @@ from ..datasets.registry import DEFAULT_DATASET, recorded_dataset
 from ..training.budgets import OVERRIDABLE
 
 __all__ = ["BUDGET_OVERRIDE_KEYS", "GridError", "GridSpec", "Unit", "budget_label", "expand_models",
-           "is_cpu_budget", "model_slug"]
+           "is_cpu_budget", "model_slug", "override_flags"]
 
 #: Budget / evaluation overrides a grid may set for all its units, with their short form in labels: the
 #: budget knobs (:data:`stgnn_diag.training.budgets.OVERRIDABLE`), ``max_windows`` (thins every split) and
@@ -76,6 +76,13 @@ def budget_label(budget: str, overrides: Optional[Mapping[str, Any]] = None) -> 
         if value is not None:
             parts.append(f"{short}{value:g}" if isinstance(value, float) else f"{short}{value}")
     return budget if not parts else f"{budget}+{'-'.join(parts)}"
+
+
+def override_flags(overrides: Optional[Mapping[str, Any]]) -> List[str]:
+    """The ``stgnn-diag bench`` flags that set ``overrides`` (``{"lr": 0.001}`` -> ``["--lr", "0.001"]``); keys
+    outside :data:`BUDGET_OVERRIDE_KEYS` and None values are left out."""
+    return [x for k, v in (overrides or {}).items() if k in BUDGET_OVERRIDE_KEYS and v is not None
+            for x in (f"--{k.replace('_', '-')}", f"{v:g}" if isinstance(v, float) else str(v))]
 
 
 def model_slug(model: str) -> str:

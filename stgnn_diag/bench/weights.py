@@ -18,16 +18,15 @@ from typing import Dict, Optional
 import torch
 
 from ..training import load_checkpoint
-from .grid import BUDGET_OVERRIDE_KEYS
 from ..training.safe_load import load_file
 from ..zoo.pretrained import sha256, weights_dir
+from .grid import override_flags
 
 
 def _command(res: Dict) -> str:
     """The ``stgnn-diag bench`` command that trains the unit again: its preset, and each budget override the
-    unit ran with as its own flag (``--lr 0.002``; one flag per :data:`BUDGET_OVERRIDE_KEYS` key)."""
-    flags = "".join(f" --{k.replace('_', '-')} {v:g}" if isinstance(v, float) else f" --{k.replace('_', '-')} {v}"
-                    for k, v in (res.get("overrides") or {}).items() if k in BUDGET_OVERRIDE_KEYS and v is not None)
+    unit ran with as its own flag (``--lr 0.002``)."""
+    flags = "".join(" " + f for f in override_flags(res.get("overrides")))
     return (f"stgnn-diag bench --models {res['model']} --seeds {res['seed']} --budgets {res['budget']}{flags} "
             f"--protocols {res['protocol']} --horizons {res['horizon']} --isolate --results <folder>")
 
