@@ -6,12 +6,12 @@ One GPU, a fixed number of minutes (a rented or lent machine). The script runs, 
 2. ``--speed``: ``benchmarks/bench_speed_cost.py --device cuda`` for our models, alone on the GPU.
 3. The training pool, until ``--deadline-s`` after the start:
 
-   * ``--paper-models`` (e.g. T&S (b) and (e)) on the authors' schedule (budget ``paper``, seed 0). When the
-     150 epochs cannot finish before the deadline, a probe times one training step on the GPU first and the
-     schedule is shortened to the largest of ``EPOCH_MENU`` that fits (warm-up and cosine decay over the
-     shorter run; the budget label says ``paper+eE``: never mistaken for the full budget). With
-     ``--paper-full`` the schedule is never shortened: the units train the full 150 epochs over as many
-     leases as it takes (see "A full-budget run over several leases" below);
+   * ``--paper-models`` (e.g. T&S (b) and (e)) on the authors' schedule (budget ``paper``; ``--paper-seeds``,
+     default 0, one unit a seed). When the 150 epochs cannot finish before the deadline, a probe times one
+     training step on the GPU first and the schedule is shortened to the largest of ``EPOCH_MENU`` that fits
+     (warm-up and cosine decay over the shorter run; the budget label says ``paper+eE``: never mistaken for the
+     full budget). With ``--paper-full`` the schedule is never shortened: the units train the full 150 epochs
+     over as many leases as it takes (see "A full-budget run over several leases" below);
    * ``--workers`` processes working through the ``cpu-15min`` units that are not done yet: Table 1
      (``models/results/table1-cpu``, horizon 12, seeds 0-2), the seed-0 units behind the shipped weights of
      the template entries (``models/results/templates-cpu``), then the long horizon
@@ -107,9 +107,9 @@ def bench_cmd(results: str, model: str, horizon: int, seed: int, budget: str, ex
             "--results", results, "--no-report", "--no-progress", *extra]
 
 
-def paper_unit(model: str, label: str = "paper") -> Path:
-    """The folder of ``model``'s paper-schedule unit (seed 0, horizon 12, canonical protocol)."""
-    return _unit_dir(PAPER_RESULTS, model, 12, label, 0)
+def paper_unit(model: str, label: str = "paper", seed: int = 0) -> Path:
+    """The folder of ``model``'s paper-schedule unit of ``seed`` (horizon 12, canonical protocol)."""
+    return _unit_dir(PAPER_RESULTS, model, 12, label, seed)
 
 
 def paper_state(unit: Path) -> str:
@@ -269,7 +269,9 @@ def main(argv=None) -> int:
     p.add_argument("--out", required=True, help="folder for results.tar.gz, logs and gpu_batch.json")
     p.add_argument("--deadline-s", type=float, required=True, help="stop training this long after the start")
     p.add_argument("--workers", type=int, default=4, help="parallel cpu-15min units")
-    p.add_argument("--paper-models", nargs="*", default=[], help="models on the authors' schedule (seed 0)")
+    p.add_argument("--paper-models", nargs="*", default=[], help="models on the authors' schedule")
+    p.add_argument("--paper-seeds", nargs="+", type=int, default=[0], help="seeds of the --paper-models units "
+                   "(default 0; issue #14's full-budget target is a mean of three: 0 1 2)")
     p.add_argument("--paper-full", action="store_true", help="train --paper-models on the full 150 epochs, "
                    "over several leases if need be (interrupted at the deadline, resumed by the next run)")
     p.add_argument("--slowdown", type=float, default=3.0, help="assumed step-time factor of a paper unit in "
@@ -292,7 +294,9 @@ def main(argv=None) -> int:
             label = "paper" if args.paper_full else "paper+eE (E: what fits before the deadline)"
             print(f"paper-schedule units ({label}):")
             for m in args.paper_models:
-                print(f"   {m}: {paper_state(paper_unit(m)) if args.paper_full else 'new'}")
+                for seed in args.paper_seeds:
+                    state = paper_state(paper_unit(m, seed=seed)) if args.paper_full else "new"
+                    print(f"   {m} s{seed}: {state}")
         return 0
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -322,7 +326,8 @@ def main(argv=None) -> int:
     paper_units = set()
     if args.paper_models and args.paper_full:  # resumed from last.ckpt where a unit has one
         epochs = 150
-        summary["paper_full"] = {m: paper_state(paper_unit(m)) for m in args.paper_models}
+        summary["paper_full"] = {f"{m} s{seed}": paper_state(paper_unit(m, seed=seed))
+                                 for m in args.paper_models for seed in args.paper_seeds}
     elif args.paper_models:
         step_s = probe_step_seconds(args.paper_models[0], steps=args.probe_steps, warmup=min(10, args.probe_steps),
                                     device="cuda" if acc == "gpu" else "cpu")
@@ -334,8 +339,9 @@ def main(argv=None) -> int:
         extra = [] if epochs == 150 else ["--max-epochs", str(epochs)]
         label = "paper" if epochs == 150 else f"paper+e{epochs}"
         for m in args.paper_models if epochs else []:
-            paper_units.add(paper_unit(m, label).name)
-            pool.start(f"paper_{m}", bench_cmd(PAPER_RESULTS, m, 12, 0, "paper", extra, accelerator=acc))
+            for seed in args.paper_seeds:
+                paper_units.add(paper_unit(m, label, seed).name)
+                pool.start(f"paper_{m}_s{seed}", bench_cmd(PAPER_RESULTS, m, 12, seed, "paper", extra, accelerator=acc))
     n_paper = len(paper_units)
     while time.time() - t_start < args.deadline_s:
         if pool.running() - pool.running("paper_") < args.workers and queue and \

@@ -109,19 +109,21 @@ def test_paper_full_resumes_the_units_instead_of_shortening_them(tmp_path, monke
     torch.save({"global_step": 5000, "epoch": 26, "state_dict": {}}, partial / "run" / "checkpoints" / "last.ckpt")
     _touch(gpu_batch.paper_unit("tas_attn_dropout") / "result.json")
     models = ["--paper-models", "tas_attn_none", "tas_attn_penalty", "tas_attn_dropout", "--paper-full"]
+    seeds = ["--paper-seeds", "0", "2"]  # one unit a seed: the target is a mean over seeds
 
-    assert gpu_batch.main(["--out", str(tmp_path / "out"), "--deadline-s", "1", "--dry-run", *models]) == 0
+    assert gpu_batch.main(["--out", str(tmp_path / "out"), "--deadline-s", "1", "--dry-run", *models, *seeds]) == 0
     out = capsys.readouterr().out
     total = 150 * gpu_batch.PAPER_STEPS_PER_EPOCH
-    assert f"tas_attn_none: partial: resumes at step 5000 of {total} (epoch 26 of 150" in out
-    assert "tas_attn_penalty: new" in out and "tas_attn_dropout: done" in out
+    assert f"tas_attn_none s0: partial: resumes at step 5000 of {total} (epoch 26 of 150" in out
+    assert "tas_attn_none s2: new" in out and "tas_attn_penalty s0: new" in out
+    assert "tas_attn_dropout s0: done" in out and "tas_attn_dropout s2: new" in out
 
     started = []
 
     def fake_start(self, name, cmd):  # the resumed unit trains on until the deadline and checkpoints
         started.append(cmd)
         self.procs.append((name, _DoneProcess()))
-        if name == "paper_tas_attn_none":
+        if name == "paper_tas_attn_none_s0":
             time.sleep(0.05)  # file times tick coarser than time.time(): written "after the start" for pack
             torch.save({"global_step": 9000, "epoch": 48}, partial / "run" / "checkpoints" / "last.ckpt")
 
@@ -130,8 +132,10 @@ def test_paper_full_resumes_the_units_instead_of_shortening_them(tmp_path, monke
 
     monkeypatch.setattr(gpu_batch.Pool, "start", fake_start)
     monkeypatch.setattr(gpu_batch, "probe_step_seconds", no_probe)
-    assert gpu_batch.main(["--out", str(tmp_path / "out"), "--deadline-s", "5", "--workers", "0", *models]) == 0
-    assert len(started) == 3
+    assert gpu_batch.main(["--out", str(tmp_path / "out"), "--deadline-s", "5", "--workers", "0", *models,
+                           *seeds]) == 0
+    assert sorted((c[c.index("--models") + 1], c[c.index("--seeds") + 1]) for c in started) == [
+        (m, s) for m in ("tas_attn_dropout", "tas_attn_none", "tas_attn_penalty") for s in ("0", "2")]
     for cmd in started:
         assert cmd[cmd.index("--budgets") + 1] == "paper" and "--max-epochs" not in cmd
         assert cmd[cmd.index("--results") + 1] == gpu_batch.PAPER_RESULTS
