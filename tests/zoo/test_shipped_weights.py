@@ -4,7 +4,7 @@ import pytest
 
 import stgnn_diag
 from stgnn_diag.training import evaluate
-from stgnn_diag.zoo.pretrained import pretrained_cfg
+from stgnn_diag.zoo.pretrained import pretrained_cfg, pretrained_tags
 
 SHIPPED = stgnn_diag.list_models(pretrained=True)
 
@@ -13,9 +13,11 @@ def test_every_native_forecaster_variant_with_weights_builds_and_verifies():
     assert any(n.startswith("tas_attn_") for n in SHIPPED) and any(n.startswith("tts_attn_") for n in SHIPPED), \
         f"models/weights should ship at least one T&S and one TTS entry, found {SHIPPED}"
     for name in SHIPPED:
-        model = stgnn_diag.create_model(name, pretrained=True)  # sha256 checked, strict load
-        cfg = model.pretrained_cfg
-        assert cfg["inputs"]["window"] == model.window and cfg["model_kwargs"]["n_nodes"] == 207
+        for tag in pretrained_tags(name):  # every tag, not only the default one
+            model = stgnn_diag.create_model(name, pretrained=tag)  # sha256 checked, strict load
+            cfg = model.pretrained_cfg
+            assert cfg["tag"] == tag and cfg["name"] == name
+            assert cfg["inputs"]["window"] == model.window and cfg["model_kwargs"]["n_nodes"] == 207
 
 
 def test_every_native_zoo_entry_ships_weights():
