@@ -54,6 +54,7 @@ def export_unit(unit: Path, tag: str, out_dir: Optional[Path] = None, default: b
         # the whole architecture (entry defaults + the run's arguments): later default changes cannot shift it
         "model_kwargs": module.model.config["model_kwargs"],
         "dataset": "metr_la", "protocol": hp["protocol"], "budget": res["budget"], "seed": hp["seed"],
+        "budget_label": res.get("budget_label"),  # the preset and its overrides (cpu-15min+e10-tb750)
         "budget_resolved": res.get("budget_resolved"),  # the budget's settings when it trained (lr ...)
         "global_steps": res["global_steps"], "train_time_s": res.get("train_time_s"),
         "trained_on": (res.get("machine") or {}).get("summary"), "git_commit": res.get("git_commit"),

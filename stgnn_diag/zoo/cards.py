@@ -80,7 +80,7 @@ def render_pretrained(name: str) -> str:
         out += [f"### `{name}.{tag}`{' (default)' if c.get('default') else ''}\n",
                 f"`stgnn_diag.create_model(\"{name}\", pretrained=\"{tag}\")`, or "
                 f"`stgnn-diag evaluate --model {name} --pretrained {tag}`. Trained on {c['dataset']} "
-                f"({c['protocol']} protocol), budget `{c['budget']}` ({c['global_steps']} steps"
+                f"({c['protocol']} protocol), budget `{c.get('budget_label') or c['budget']}` ({c['global_steps']} steps"
                 f"{_lr(c)}), seed {c['seed']}, "
                 f"{c.get('trained_on') or '?'}; weights `models/weights/{c['weights']}` (sha256 `{c['sha256'][:16]}...`).\n",
                 *([arch] if (arch := _architecture(name, c)) else []),

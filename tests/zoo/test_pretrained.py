@@ -1,5 +1,6 @@
 """Pretrained tags: export from a finished unit, create_model(pretrained=...), its errors, evaluate --pretrained."""
 import json
+import shutil
 
 import numpy as np
 import pytest
@@ -9,6 +10,7 @@ import stgnn_diag
 from stgnn_diag.bench.weights import _command, export_unit
 from stgnn_diag.cli import main
 from stgnn_diag.training import TrainConfig, evaluate, train
+from stgnn_diag.zoo.cards import render_pretrained
 from stgnn_diag.zoo.pretrained import PretrainedError
 
 from ..training.test_engine import TINY
@@ -39,6 +41,18 @@ def test_export_records_what_a_user_needs(weights_env):
             "edge_direction"} <= set(cfg["inputs"])
     assert cfg["model_kwargs"]["hidden_size"] == 8 and len(cfg["sha256"]) == 64
     assert "stgnn-diag bench --models tts_attn_penalty" in cfg["command"]
+
+
+def test_export_and_card_name_the_budget_with_its_overrides(shipped, tmp_path, monkeypatch):
+    # a unit trained with budget overrides (a bench unit's budget_label): the card says so, not the bare preset
+    base, res, _ = shipped
+    unit = tmp_path / "unit"
+    shutil.copytree(base / "unit", unit)
+    (unit / "result.json").write_text(json.dumps({**res, "budget_label": "cpu-small+e10-tb750"}))
+    cfg = json.loads(export_unit(unit, "long", out_dir=tmp_path / "weights").read_text())
+    assert cfg["budget"] == res["budget"] and cfg["budget_label"] == "cpu-small+e10-tb750"
+    monkeypatch.setenv("STGNN_DIAG_WEIGHTS", str(tmp_path / "weights"))
+    assert "budget `cpu-small+e10-tb750` (" in render_pretrained("tts_attn_penalty")
 
 
 def test_export_command_repeats_the_budget_overrides():
