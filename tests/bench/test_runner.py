@@ -5,6 +5,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -359,6 +360,18 @@ def test_results_gitignore_is_brought_up_to_date_but_a_users_own_is_kept(tmp_pat
     assert (mine / ".gitignore").read_text() == "*.png\n"
 
 
+def _wait_until_it_catches(pid: int, sig: int, timeout_s: float = 30.0) -> None:
+    """Wait until process ``pid`` has a handler for ``sig`` (the SigCgt mask of /proc/<pid>/status): on a
+    loaded machine a signal sent earlier would meet the default action, not the code under test."""
+    end = time.time() + timeout_s
+    while time.time() < end:
+        line = next(ln for ln in Path(f"/proc/{pid}/status").read_text().splitlines() if ln.startswith("SigCgt:"))
+        if int(line.split()[1], 16) >> (sig - 1) & 1:
+            return
+        time.sleep(0.01)
+    raise AssertionError(f"process {pid} set no handler for signal {sig} in {timeout_s} s")
+
+
 def test_a_sigterm_to_the_bench_stops_its_isolated_worker(tmp_path):
     # `kill <bench pid>` or a scheduler's time limit reaches the bench alone (not its process group): the
     # worker must not go on training, and holding its run folder's lock, after the bench has gone
@@ -373,6 +386,7 @@ def test_a_sigterm_to_the_bench_stops_its_isolated_worker(tmp_path):
     worker_pid = int(bench.stdout.readline())
     try:
         os.kill(worker_pid, 0)  # running
+        _wait_until_it_catches(bench.pid, signal.SIGTERM)  # the pid is printed before the handler is set
         bench.send_signal(signal.SIGTERM)
         assert bench.wait(timeout=30) == 128 + signal.SIGTERM
         with pytest.raises(ProcessLookupError):  # stopped and reaped by the bench
