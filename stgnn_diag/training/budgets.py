@@ -92,7 +92,8 @@ def get_budget(name: str) -> Budget:
 #: The command-line flags (``--max-epochs`` ...), ``TrainConfig``'s fields, the grid's ``overrides`` keys and
 #: the budget labels (``cpu-small+e1-b8``) are all derived from it.
 OVERRIDABLE = {"max_epochs": (int, "e"), "batch_size": (int, "b"), "limit_train_batches": (int, "tb"),
-               "limit_val_batches": (int, "vb"), "lr": (float, "lr"), "patience": (int, "p")}
+               "limit_val_batches": (int, "vb"), "lr": (float, "lr"), "weight_decay": (float, "wd"),
+               "patience": (int, "p")}
 
 
 def budget_overrides(source) -> Dict:

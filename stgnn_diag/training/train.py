@@ -58,6 +58,7 @@ class TrainConfig:
     limit_train_batches: Optional[int] = None
     limit_val_batches: Optional[int] = None
     lr: Optional[float] = None
+    weight_decay: Optional[float] = None
     patience: Optional[int] = None
     max_steps: Optional[int] = None       # train exactly this many steps (the schedule's length), any epochs
     max_time: Optional[str] = None        # wall-clock budget ("15m"): fixes max_steps after a calibration

@@ -26,4 +26,4 @@ def test_every_knob_reaches_every_place():
     cfg = TrainConfig(model="tts_attn_none", out="x", **values)
     budget = get_budget("cpu-small").with_overrides(**budget_overrides(cfg))
     assert {k: getattr(budget, k) for k in OVERRIDABLE} == values
-    assert budget_label("cpu-small", values) == "cpu-small+e3-b3-tb3-vb3-lr0.004-p3"
+    assert budget_label("cpu-small", values) == "cpu-small+e3-b3-tb3-vb3-lr0.004-wd0.004-p3"
