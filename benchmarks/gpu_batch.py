@@ -77,15 +77,19 @@ PAPER_STEPS_PER_EPOCH = 23974 // 128
 PAPER_VAL_STEPS = -(-3425 // 128)
 
 
-def _unit_dir(results: str, model: str, horizon: int, budget: str, seed: int) -> Path:
-    return REPO / results / f"{model}__dcrnn__h{horizon}__{budget}__s{seed}"
+def _unit_dir(results: str, model: str, horizon: int, budget: str, seed: int, overrides=None) -> Path:
+    """The folder ``stgnn-diag bench`` gives this unit (canonical protocol, window 12; ``overrides``: budget
+    overrides, as ``--lr`` ... pass them)."""
+    from stgnn_diag.bench.grid import Unit
+    unit = Unit(model, "model", "dcrnn", horizon, 12, budget, seed, tuple(sorted((overrides or {}).items())))
+    return REPO / results / unit.unit_id
 
 
 def _cpu15(model: str):
-    """``(budget label, bench flags)`` of ``model``'s cpu-15min units (:data:`MODEL_OVERRIDES`)."""
-    from stgnn_diag.bench.grid import budget_label, override_flags
+    """``(budget overrides, bench flags)`` of ``model``'s cpu-15min units (:data:`MODEL_OVERRIDES`)."""
+    from stgnn_diag.bench.grid import override_flags
     over = MODEL_OVERRIDES.get(model, {})
-    return budget_label("cpu-15min", over), override_flags(over)
+    return over, override_flags(over)
 
 
 def queue_units():
@@ -94,7 +98,7 @@ def queue_units():
     for results, horizon, seeds, models in EXPERIMENTS:
         for seed in seeds:
             for model in models:
-                if not (_unit_dir(results, model, horizon, _cpu15(model)[0], seed) / "result.json").exists():
+                if not (_unit_dir(results, model, horizon, "cpu-15min", seed, _cpu15(model)[0]) / "result.json").exists():
                     todo.append((results, model, horizon, seed))
     return todo
 
@@ -107,9 +111,10 @@ def bench_cmd(results: str, model: str, horizon: int, seed: int, budget: str, ex
             "--results", results, "--no-report", "--no-progress", *extra]
 
 
-def paper_unit(model: str, label: str = "paper", seed: int = 0) -> Path:
-    """The folder of ``model``'s paper-schedule unit of ``seed`` (horizon 12, canonical protocol)."""
-    return _unit_dir(PAPER_RESULTS, model, 12, label, seed)
+def paper_unit(model: str, seed: int = 0, overrides=None) -> Path:
+    """The folder of ``model``'s paper-schedule unit of ``seed`` (horizon 12, canonical protocol; ``overrides``:
+    budget overrides such as ``{"max_epochs": 20}``)."""
+    return _unit_dir(PAPER_RESULTS, model, 12, "paper", seed, overrides)
 
 
 def paper_state(unit: Path) -> str:
@@ -336,11 +341,12 @@ def main(argv=None) -> int:
         summary["paper_probe"] = {"model": args.paper_models[0], "step_s": round(step_s, 5),
                                   "seconds_left": round(left), "slowdown": args.slowdown, "epochs": epochs}
     if args.paper_models:
-        extra = [] if epochs == 150 else ["--max-epochs", str(epochs)]
-        label = "paper" if epochs == 150 else f"paper+e{epochs}"
+        from stgnn_diag.bench.grid import override_flags
+        over = {} if epochs == 150 else {"max_epochs": epochs}
+        extra = override_flags(over)
         for m in args.paper_models if epochs else []:
             for seed in args.paper_seeds:
-                paper_units.add(paper_unit(m, label, seed).name)
+                paper_units.add(paper_unit(m, seed, over).name)
                 pool.start(f"paper_{m}_s{seed}", bench_cmd(PAPER_RESULTS, m, 12, seed, "paper", extra, accelerator=acc))
     n_paper = len(paper_units)
     while time.time() - t_start < args.deadline_s:

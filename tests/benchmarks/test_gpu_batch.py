@@ -61,6 +61,7 @@ def test_queue_skips_done_units_and_pack_keeps_only_resumable_checkpoints(tmp_pa
     _touch(partial / "run" / "checkpoints" / "last.ckpt")             # unfinished: kept, to resume
     _touch(partial / "run" / "checkpoints" / "epoch000.ckpt")         # per-epoch copies: dropped
     paper = tmp_path / gpu_batch.PAPER_RESULTS / "tas_attn_none__dcrnn__h12__paper+e20__s0"
+    assert gpu_batch.paper_unit("tas_attn_none", 0, {"max_epochs": 20}) == paper  # the folder bench makes
     _touch(paper / "result.json")
     _touch(paper / "run" / "checkpoints" / "last.ckpt")               # paper-schedule weights: kept
     out = tmp_path / "out"
