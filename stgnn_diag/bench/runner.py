@@ -479,33 +479,45 @@ def _run_isolated(unit: Unit, results_dir: Path, *, data_root, accelerator, devi
         cmd += ["--data-root", str(data_root)]
     if not progress:
         cmd.append("--no-progress")
-    return _wait_for_worker(subprocess.Popen(cmd))
+    return _run_worker(cmd)
 
 
 class _Terminated(Exception):
     """The bench received SIGTERM while its worker ran."""
 
 
-def _wait_for_worker(proc: subprocess.Popen, grace_s: float = 120.0) -> int:
-    """Wait for an isolated unit's process; returns its exit code.
+def _run_worker(cmd: Sequence[str], grace_s: float = 120.0) -> int:
+    """Run an isolated unit's process ``cmd`` and wait for it; returns its exit code.
 
     A Ctrl-C reaches the worker too (same process group): it shuts down cleanly and is waited for. A
     SIGTERM sent to the bench alone (``kill``, a scheduler's time limit) is passed on to the worker, so
-    that no worker goes on training, and holding its run folder's lock, after the bench has gone.
+    that no worker goes on training, and holding its run folder's lock, after the bench has gone. The
+    handler is in place before the worker starts: a SIGTERM that arrives while it starts is held until
+    ``Popen`` has returned the process to stop.
     """
+    started: List[subprocess.Popen] = []
+    held: List[int] = []
+
     def stop(signum, frame):  # only leaves proc.wait(): waiting inside the handler would deadlock on its lock
+        if not started:
+            held.append(signum)
+            return
         raise _Terminated(signum)
 
     main = threading.current_thread() is threading.main_thread()
     previous = signal.signal(signal.SIGTERM, stop) if main else None
     try:
-        return proc.wait()
+        started.append(subprocess.Popen(cmd))
+        if held:
+            raise _Terminated(held[0])
+        return started[0].wait()
     except KeyboardInterrupt:
-        _reap(proc, grace_s)
+        if started:
+            _reap(started[0], grace_s)
         raise
     except _Terminated as e:
-        proc.terminate()
-        _reap(proc, grace_s)
+        started[0].terminate()
+        _reap(started[0], grace_s)
         raise SystemExit(128 + e.args[0])
     finally:
         if main:

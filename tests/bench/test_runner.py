@@ -360,33 +360,19 @@ def test_results_gitignore_is_brought_up_to_date_but_a_users_own_is_kept(tmp_pat
     assert (mine / ".gitignore").read_text() == "*.png\n"
 
 
-def _wait_until_it_catches(pid: int, sig: int, timeout_s: float = 30.0) -> None:
-    """Wait until process ``pid`` has a handler for ``sig`` (the SigCgt mask of /proc/<pid>/status): on a
-    loaded machine a signal sent earlier would meet the default action, not the code under test."""
-    end = time.time() + timeout_s
-    while time.time() < end:
-        line = next(ln for ln in Path(f"/proc/{pid}/status").read_text().splitlines() if ln.startswith("SigCgt:"))
-        if int(line.split()[1], 16) >> (sig - 1) & 1:
-            return
-        time.sleep(0.01)
-    raise AssertionError(f"process {pid} set no handler for signal {sig} in {timeout_s} s")
-
-
 def test_a_sigterm_to_the_bench_stops_its_isolated_worker(tmp_path):
     # `kill <bench pid>` or a scheduler's time limit reaches the bench alone (not its process group): the
     # worker must not go on training, and holding its run folder's lock, after the bench has gone
     script = tmp_path / "bench.py"
     script.write_text(
-        "import subprocess, sys\n"
-        "from stgnn_diag.bench.runner import _wait_for_worker\n"
-        "worker = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(120)'])\n"
-        "print(worker.pid, flush=True)\n"
-        "sys.exit(_wait_for_worker(worker, grace_s=10))\n")
+        "import sys\n"
+        "from stgnn_diag.bench.runner import _run_worker\n"
+        "worker = 'import os, time; print(os.getpid(), flush=True); time.sleep(120)'\n"
+        "sys.exit(_run_worker([sys.executable, '-c', worker], grace_s=10))\n")
     bench = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, text=True)
-    worker_pid = int(bench.stdout.readline())
+    worker_pid = int(bench.stdout.readline())  # the worker runs: the bench's handler was set before it started
     try:
         os.kill(worker_pid, 0)  # running
-        _wait_until_it_catches(bench.pid, signal.SIGTERM)  # the pid is printed before the handler is set
         bench.send_signal(signal.SIGTERM)
         assert bench.wait(timeout=30) == 128 + signal.SIGTERM
         with pytest.raises(ProcessLookupError):  # stopped and reaped by the bench
@@ -399,6 +385,26 @@ def test_a_sigterm_to_the_bench_stops_its_isolated_worker(tmp_path):
                 except ProcessLookupError:
                     pass
             bench.wait()
+
+
+def test_a_sigterm_while_the_worker_starts_stops_it_once_started(monkeypatch):
+    # the signal lands inside Popen (after the fork, before the process object is returned): it is held,
+    # then acted on, so the new worker is stopped rather than orphaned
+    workers = []
+
+    def popen_then_sigterm(cmd):
+        workers.append(real_popen(cmd))
+        os.kill(os.getpid(), signal.SIGTERM)
+        return workers[-1]
+
+    real_popen = subprocess.Popen
+    monkeypatch.setattr(runner.subprocess, "Popen", popen_then_sigterm)
+    before = signal.getsignal(signal.SIGTERM)
+    with pytest.raises(SystemExit) as stopped:
+        runner._run_worker([sys.executable, "-c", "import time; time.sleep(120)"], grace_s=10)
+    assert stopped.value.code == 128 + signal.SIGTERM
+    assert workers[0].returncode == -signal.SIGTERM  # terminated and reaped
+    assert signal.getsignal(signal.SIGTERM) is before  # the bench's own handler is back
 
 
 @pytest.mark.parametrize("isolate", [False, True])
