@@ -11,7 +11,9 @@ One GPU, a fixed number of minutes (a rented or lent machine). The script runs, 
      training step on the GPU first and the schedule is shortened to the largest of ``EPOCH_MENU`` that fits
      (warm-up and cosine decay over the shorter run; the budget label says ``paper+eE``: never mistaken for the
      full budget). With ``--paper-full`` the schedule is never shortened: the units train the full 150 epochs
-     over as many leases as it takes (see "A full-budget run over several leases" below);
+     over as many leases as it takes (see "A full-budget run over several leases" below). ``--paper-set
+     KEY=VALUE`` (repeatable) overrides the models' settings (``hidden_size=64``), as bench's ``--set`` does;
+     the units' folders carry the overrides' hash (``__m<hash>``);
    * ``--workers`` processes working through the ``cpu-15min`` units that are not done yet: Table 1
      (``models/results/table1-cpu``, horizon 12, seeds 0-2), the seed-0 units behind the shipped weights of
      the template entries (``models/results/templates-cpu``), then the long horizon
@@ -77,11 +79,13 @@ PAPER_STEPS_PER_EPOCH = 23974 // 128
 PAPER_VAL_STEPS = -(-3425 // 128)
 
 
-def _unit_dir(results: str, model: str, horizon: int, budget: str, seed: int, overrides=None) -> Path:
+def _unit_dir(results: str, model: str, horizon: int, budget: str, seed: int, overrides=None,
+              model_overrides=None) -> Path:
     """The folder ``stgnn-diag bench`` gives this unit (canonical protocol, window 12; ``overrides``: budget
-    overrides, as ``--lr`` ... pass them)."""
+    overrides, as ``--lr`` ... pass them; ``model_overrides``: as ``--set KEY=VALUE`` passes them)."""
     from stgnn_diag.bench.grid import Unit
-    unit = Unit(model, "model", "dcrnn", horizon, 12, budget, seed, tuple(sorted((overrides or {}).items())))
+    unit = Unit(model, "model", "dcrnn", horizon, 12, budget, seed, tuple(sorted((overrides or {}).items())),
+                tuple(sorted((model_overrides or {}).items())))
     return REPO / results / unit.unit_id
 
 
@@ -111,10 +115,11 @@ def bench_cmd(results: str, model: str, horizon: int, seed: int, budget: str, ex
             "--results", results, "--no-report", "--no-progress", *extra]
 
 
-def paper_unit(model: str, seed: int = 0, overrides=None) -> Path:
+def paper_unit(model: str, seed: int = 0, overrides=None, model_overrides=None) -> Path:
     """The folder of ``model``'s paper-schedule unit of ``seed`` (horizon 12, canonical protocol; ``overrides``:
-    budget overrides such as ``{"max_epochs": 20}``)."""
-    return _unit_dir(PAPER_RESULTS, model, 12, "paper", seed, overrides)
+    budget overrides such as ``{"max_epochs": 20}``; ``model_overrides``: ``--paper-set``'s, such as
+    ``{"hidden_size": 64}``)."""
+    return _unit_dir(PAPER_RESULTS, model, 12, "paper", seed, overrides, model_overrides)
 
 
 def paper_state(unit: Path) -> str:
@@ -133,7 +138,7 @@ def paper_state(unit: Path) -> str:
 
 
 def probe_step_seconds(model_name: str, batch: int = 128, steps: int = 30, device: str = "cuda",
-                       warmup: int = 10) -> float:
+                       warmup: int = 10, model_overrides=None) -> float:
     """Seconds per training step (forward, masked-MAE-like loss, backward, clip, AdamW) on ``device``."""
     import torch
 
@@ -143,7 +148,8 @@ def probe_step_seconds(model_name: str, batch: int = 128, steps: int = 30, devic
     data = MetrLA()
     ei, ew = data.edge_index.to(device), data.edge_weight.float().to(device)
     torch.manual_seed(0)
-    model = stgnn_diag.create_model(model_name, n_nodes=data.n_nodes, horizon=12, window=12, exog_size=8).to(device)
+    model = stgnn_diag.create_model(model_name, n_nodes=data.n_nodes, horizon=12, window=12, exog_size=8,
+                                  **(model_overrides or {})).to(device)
     opt = torch.optim.AdamW(model.parameters(), lr=2e-4)
     x = torch.randn(batch, 12, data.n_nodes, 1, device=device)
     u = torch.rand(batch, 12, data.n_nodes, 8, device=device)
@@ -277,6 +283,8 @@ def main(argv=None) -> int:
     p.add_argument("--paper-models", nargs="*", default=[], help="models on the authors' schedule")
     p.add_argument("--paper-seeds", nargs="+", type=int, default=[0], help="seeds of the --paper-models units "
                    "(default 0; issue #14's full-budget target is a mean of three: 0 1 2)")
+    p.add_argument("--paper-set", action="append", metavar="KEY=VALUE", help="model override of the "
+                   "--paper-models units (repeatable; bench's --set), e.g. hidden_size=64")
     p.add_argument("--paper-full", action="store_true", help="train --paper-models on the full 150 epochs, "
                    "over several leases if need be (interrupted at the deadline, resumed by the next run)")
     p.add_argument("--slowdown", type=float, default=3.0, help="assumed step-time factor of a paper unit in "
@@ -289,6 +297,8 @@ def main(argv=None) -> int:
     p.add_argument("--smoke", action="store_true", help="train a tiny unit on the accelerator first (one minute)")
     p.add_argument("--dry-run", action="store_true", help="print the queue and exit")
     args = p.parse_args(argv)
+    from stgnn_diag.bench.grid import parse_key_values
+    paper_set = parse_key_values(args.paper_set)
     t_start = time.time()
     queue = queue_units()
     if args.dry_run:
@@ -300,7 +310,7 @@ def main(argv=None) -> int:
             print(f"paper-schedule units ({label}):")
             for m in args.paper_models:
                 for seed in args.paper_seeds:
-                    state = paper_state(paper_unit(m, seed=seed)) if args.paper_full else "new"
+                    state = paper_state(paper_unit(m, seed, None, paper_set)) if args.paper_full else "new"
                     print(f"   {m} s{seed}: {state}")
         return 0
     out = Path(args.out)
@@ -331,11 +341,11 @@ def main(argv=None) -> int:
     paper_units = set()
     if args.paper_models and args.paper_full:  # resumed from last.ckpt where a unit has one
         epochs = 150
-        summary["paper_full"] = {f"{m} s{seed}": paper_state(paper_unit(m, seed=seed))
+        summary["paper_full"] = {f"{m} s{seed}": paper_state(paper_unit(m, seed, None, paper_set))
                                  for m in args.paper_models for seed in args.paper_seeds}
     elif args.paper_models:
         step_s = probe_step_seconds(args.paper_models[0], steps=args.probe_steps, warmup=min(10, args.probe_steps),
-                                    device="cuda" if acc == "gpu" else "cpu")
+                                    device="cuda" if acc == "gpu" else "cpu", model_overrides=paper_set)
         left = args.deadline_s - (time.time() - t_start) - 75  # start-up, the test pass, the interrupt grace
         epochs = paper_epochs(step_s, left, args.slowdown)
         summary["paper_probe"] = {"model": args.paper_models[0], "step_s": round(step_s, 5),
@@ -343,10 +353,10 @@ def main(argv=None) -> int:
     if args.paper_models:
         from stgnn_diag.bench.grid import override_flags
         over = {} if epochs == 150 else {"max_epochs": epochs}
-        extra = override_flags(over)
+        extra = override_flags(over) + [x for kv in args.paper_set or [] for x in ("--set", kv)]
         for m in args.paper_models if epochs else []:
             for seed in args.paper_seeds:
-                paper_units.add(paper_unit(m, seed, over).name)
+                paper_units.add(paper_unit(m, seed, over, paper_set).name)
                 pool.start(f"paper_{m}_s{seed}", bench_cmd(PAPER_RESULTS, m, 12, seed, "paper", extra, accelerator=acc))
     n_paper = len(paper_units)
     while time.time() - t_start < args.deadline_s:

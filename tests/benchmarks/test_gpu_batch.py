@@ -143,3 +143,30 @@ def test_paper_full_resumes_the_units_instead_of_shortening_them(tmp_path, monke
     with tarfile.open(tmp_path / "out" / "results.tar.gz") as tar:  # the checkpoint to resume from comes back
         assert str((partial / "run" / "checkpoints" / "last.ckpt").relative_to(tmp_path)) in tar.getnames()
     assert "resumes at step 9000" in gpu_batch.paper_state(partial)
+
+
+def test_paper_set_trains_and_finds_the_units_bench_names_for_the_overrides(tmp_path, monkeypatch, capsys):
+    # a wider forecaster on the full budget: the command carries the override, and the unit folder the script
+    # reads the state from (and packs) is the one bench writes for it, m<hash> included
+    from stgnn_diag.bench.grid import GridSpec
+
+    monkeypatch.setattr(gpu_batch, "REPO", tmp_path)
+    spec = GridSpec(models=["tas_attn_none"], seeds=[0, 1], budgets=["paper"],
+                    model_overrides={"*": {"hidden_size": 64, "dropout": 0.1}})
+    bench_dirs = [tmp_path / gpu_batch.PAPER_RESULTS / u.unit_id for u in spec.units()]
+    assert all("__m" in d.name for d in bench_dirs)
+    _touch(bench_dirs[0] / "result.json")
+    args = ["--out", str(tmp_path / "out"), "--paper-models", "tas_attn_none", "--paper-seeds", "0", "1",
+            "--paper-full", "--paper-set", "hidden_size=64", "--paper-set", "dropout=0.1"]
+    assert gpu_batch.main([*args[:2], "--deadline-s", "1", "--dry-run", *args[2:]]) == 0
+    out = capsys.readouterr().out
+    assert "tas_attn_none s0: done" in out and "tas_attn_none s1: new" in out
+
+    started = []
+    monkeypatch.setattr(gpu_batch.Pool, "start", lambda self, name, cmd: (started.append(cmd),
+                                                                         self.procs.append((name, _DoneProcess()))))
+    assert gpu_batch.main([*args[:2], "--deadline-s", "5", "--workers", "0", *args[2:]]) == 0
+    assert len(started) == 2
+    for cmd in started:
+        sets = [cmd[i + 1] for i, x in enumerate(cmd) if x == "--set"]
+        assert sets == ["hidden_size=64", "dropout=0.1"]
