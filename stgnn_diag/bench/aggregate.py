@@ -23,7 +23,7 @@ from .grid import result_settings
 from .runner import RESULT_JSON, load_result
 
 __all__ = ["AggregationError", "METRICS", "Row", "Stat", "Table", "aggregate", "build_tables", "collect",
-           "metric_columns", "summarize", "trained_on"]
+           "metric_columns", "row_names", "summarize", "trained_on"]
 
 #: Metric families, in table order.
 METRICS = ("mae", "rmse", "mape")
@@ -73,7 +73,7 @@ def metric_columns(horizon: int) -> List[str]:
 
 @dataclass
 class Row:
-    """One model's aggregate in one table."""
+    """One model's aggregate in one table (``model``: see :func:`row_names`)."""
 
     model: str
     kind: str
@@ -229,15 +229,36 @@ def _dataset(r: Dict[str, Any]) -> str:
     return recorded_dataset(result_settings(r) or {})
 
 
+def row_names(results: Sequence[Dict[str, Any]]) -> Dict[str, str]:
+    """``{unit id: the name its row goes by}``: the model, followed by its model overrides
+    (``tas_attn_none [hidden_size=48]``) where the model appears in ``results`` with more than one set of them,
+    so that one entry run with different settings gives rows of their own."""
+    def over(r):
+        return json.dumps(r.get("model_overrides") or {}, sort_keys=True)
+
+    variants: Dict[str, set] = {}
+    for r in results:
+        variants.setdefault(r["model"], set()).add(over(r))
+    names = {}
+    for r in results:
+        mo = r.get("model_overrides") or {}
+        names[r["unit_id"]] = r["model"] if len(variants[r["model"]]) == 1 or not mo else (
+            f"{r['model']} [" + ", ".join(f"{k}={json.dumps(v)}" for k, v in sorted(mo.items())) + "]")
+    return names
+
+
 def aggregate(results: Iterable[Dict[str, Any]]) -> List[Row]:
-    """One :class:`Row` per (model, data set, protocol, horizon, window, budget label), seeds aggregated.
+    """One :class:`Row` per (model, data set, protocol, horizon, window, budget label), seeds aggregated; a
+    model run with different model overrides gives a row for each (named by :func:`row_names`).
 
     Raises:
         AggregationError: one seed twice in a group, or results with different settings in a group.
     """
+    results = list(results)
+    names = row_names(results)
     groups: Dict[tuple, List[Dict[str, Any]]] = {}
     for r in results:
-        key = (r["model"], r["protocol"], int(r["horizon"]), int(r.get("window", 12)), r["budget_label"],
+        key = (names[r["unit_id"]], r["protocol"], int(r["horizon"]), int(r.get("window", 12)), r["budget_label"],
                _dataset(r))
         groups.setdefault(key, []).append(r)
     rows = []

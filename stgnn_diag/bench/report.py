@@ -113,7 +113,8 @@ def table_markdown(table: Table, *, digits: int = 3, paper: bool = False) -> str
         out.append("- **Reused units** (copied with `--reuse` from " + ", ".join(f"`{f}`" for f in src)
                    + ": same settings, trained once): " + "; ".join(
                        f"`{r.model}` {len(r.reused_from)} of {r.n}" for r in reused) + ".")
-    mo = {r.model: r.model_overrides for r in rows if r.model_overrides}
+    mo = {r.model: r.model_overrides for r in rows  # named with them already where the model has several sets
+          if r.model_overrides and " [" not in r.model}
     if mo:
         out.append("- **Model overrides:** " + "; ".join(f"`{m}` {_kv(v)}" for m, v in mo.items()) + ".")
     out.append("")

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Dict, List, Optional, Union
 
-from .aggregate import collect
+from .aggregate import collect, row_names
 from .calibration import same_compute, speed_spread
 from .figures import new_figure
 
@@ -60,7 +60,9 @@ def read_curve(metrics_csv: Union[str, Path]) -> List[tuple]:
 def collect_curves(results_dir: Union[str, Path]) -> List[Curve]:
     """The curve of every trained unit of ``results_dir`` that logged one (baselines have none)."""
     out = []
-    for r in collect(results_dir):
+    results = collect(results_dir)
+    names = row_names(results)  # one colour per model and set of model overrides
+    for r in results:
         if r.get("kind") != "model" or not r.get("run_dir"):
             continue
         log = Path(results_dir) / r["unit_id"] / r["run_dir"] / METRICS_CSV
@@ -70,7 +72,7 @@ def collect_curves(results_dir: Union[str, Path]) -> List[Curve]:
         test = (r.get("metrics") or {}).get(f"mae@{r.get('horizon')}")
         if points or test is not None:  # a unit stopped before its first validation still has its end point
             env = r.get("environment") or {}
-            out.append(Curve(r["model"], r.get("seed"), [p[0] for p in points],
+            out.append(Curve(names[r["unit_id"]], r.get("seed"), [p[0] for p in points],
                              [p[1] for p in points], env.get("threads"), r.get("train_time_s"), test,
                              (r.get("machine") or {}).get("gemm_gflops")))
     return out

@@ -81,9 +81,22 @@ def test_budgets_protocols_and_horizons_are_never_mixed():
     assert "mae@36" in next(t for t in tables if t.horizon == 36).columns
 
 
+def test_one_entry_with_different_model_overrides_gives_rows_of_its_own():
+    # `bench --set-for tas_attn_none hidden_size=48` beside the default units in one folder: never averaged
+    # with them, never an error, each row named with its overrides
+    base = [make_result("tts_attn_none", s, {"mae@3": 3.0}) for s in (0, 1)]
+    wide = make_result("tts_attn_none", 0, {"mae@3": 2.0}, model_overrides={"hidden_size": 48, "heads": 2})
+    rows = {r.model: r for r in aggregate([*base, wide])}
+    assert set(rows) == {"tts_attn_none", 'tts_attn_none [heads=2, hidden_size=48]'}
+    assert [r.model for r in aggregate(base)] == ["tts_attn_none"]  # one set of overrides: the plain name
+    assert rows["tts_attn_none"].n == 2 and rows["tts_attn_none"].metrics["mae@3"].mean == 3.0
+    assert rows['tts_attn_none [heads=2, hidden_size=48]'].metrics["mae@3"].mean == 2.0
+
+
 def test_results_that_cannot_be_averaged_are_errors():
     a = make_result("tts_attn_none", 0, {}, model_overrides={"hidden_size": 8})
-    b = make_result("tts_attn_none", 1, {}, model_overrides={"hidden_size": 16})
+    b = make_result("tts_attn_none", 1, {}, model_overrides={"hidden_size": 8})
+    b["settings"] = {**b["settings"], "window": 24}  # a result file whose recorded settings disagree
     with pytest.raises(AggregationError, match="different settings"):
         aggregate([a, b])
     with pytest.raises(AggregationError, match=r"seed\(s\) \[0\]"):
