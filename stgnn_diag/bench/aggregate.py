@@ -23,7 +23,7 @@ from .grid import result_settings
 from .runner import RESULT_JSON, load_result
 
 __all__ = ["AggregationError", "METRICS", "Row", "Stat", "Table", "aggregate", "build_tables", "collect",
-           "metric_columns", "row_names", "summarize", "trained_on"]
+           "metric_columns", "overrides_suffix", "row_names", "summarize", "trained_on"]
 
 #: Metric families, in table order.
 METRICS = ("mae", "rmse", "mape")
@@ -229,6 +229,11 @@ def _dataset(r: Dict[str, Any]) -> str:
     return recorded_dataset(result_settings(r) or {})
 
 
+def overrides_suffix(model_overrides: Dict[str, Any]) -> str:
+    """``{"hidden_size": 48}`` -> ``" [hidden_size=48]"``: what :func:`row_names` appends to a model's name."""
+    return " [" + ", ".join(f"{k}={json.dumps(v)}" for k, v in sorted(model_overrides.items())) + "]"
+
+
 def row_names(results: Sequence[Dict[str, Any]]) -> Dict[str, str]:
     """``{unit id: the name its row goes by}``: the model, followed by its model overrides
     (``tas_attn_none [hidden_size=48]``) where the model appears in ``results`` with more than one set of them,
@@ -242,8 +247,8 @@ def row_names(results: Sequence[Dict[str, Any]]) -> Dict[str, str]:
     names = {}
     for r in results:
         mo = r.get("model_overrides") or {}
-        names[r["unit_id"]] = r["model"] if len(variants[r["model"]]) == 1 or not mo else (
-            f"{r['model']} [" + ", ".join(f"{k}={json.dumps(v)}" for k, v in sorted(mo.items())) + "]")
+        several = len(variants[r["model"]]) > 1
+        names[r["unit_id"]] = r["model"] + (overrides_suffix(mo) if several and mo else "")
     return names
 
 

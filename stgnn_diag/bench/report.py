@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Dict, Iterable, List, Optional, Union
 
-from .aggregate import METRICS, Row, Table, aggregate, build_tables, collect
+from .aggregate import METRICS, Row, Table, aggregate, build_tables, collect, overrides_suffix
 from .calibration import mismatch_message, same_compute
 from .ordering import ordering_markdown
 from .figures import new_figure
@@ -114,7 +114,7 @@ def table_markdown(table: Table, *, digits: int = 3, paper: bool = False) -> str
                    + ": same settings, trained once): " + "; ".join(
                        f"`{r.model}` {len(r.reused_from)} of {r.n}" for r in reused) + ".")
     mo = {r.model: r.model_overrides for r in rows  # named with them already where the model has several sets
-          if r.model_overrides and " [" not in r.model}
+          if r.model_overrides and not r.model.endswith(overrides_suffix(r.model_overrides))}
     if mo:
         out.append("- **Model overrides:** " + "; ".join(f"`{m}` {_kv(v)}" for m, v in mo.items()) + ".")
     out.append("")
