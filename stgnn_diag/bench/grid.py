@@ -411,8 +411,15 @@ class GridSpec:
         return out
 
 
+#: Python's spellings of the JSON constants, as users type them after ``--set`` (``residual=False``).
+_PYTHON_CONSTANTS = {"True": True, "False": False, "None": None}
+
+
 def parse_override_value(text: str) -> Any:
-    """``"8"`` -> 8, ``"0.1"`` -> 0.1, ``"true"`` -> True, ``"[1,2]"`` -> [1, 2], anything else -> the string."""
+    """``"8"`` -> 8, ``"0.1"`` -> 0.1, ``"true"`` / ``"True"`` -> True, ``"None"`` -> None, ``"[1,2]"`` -> [1, 2],
+    anything else -> the string."""
+    if text in _PYTHON_CONSTANTS:
+        return _PYTHON_CONSTANTS[text]
     try:
         return json.loads(text)
     except json.JSONDecodeError:

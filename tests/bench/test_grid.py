@@ -95,6 +95,9 @@ def test_unit_json_round_trip_and_key_values():
     u = GridSpec(models=["tts_attn_none"], model_overrides={"*": {"hidden_size": 8}},
                  overrides={"max_windows": 50}).units()[0]
     assert Unit.from_dict(json.loads(json.dumps(u.to_dict()))) == u
+    # Python's spellings of the constants are the constants, not strings (a string "False" is truthy)
+    assert parse_key_values(["residual=False", "input_mask=True", "emb_size=None"]) == \
+        {"residual": False, "input_mask": True, "emb_size": None}
     assert parse_key_values(["hidden_size=8", "diag_p=0.2", "residual=false", "graph_conv=gcn"]) == \
         {"hidden_size": 8, "diag_p": 0.2, "residual": False, "graph_conv": "gcn"}
     with pytest.raises(GridError, match="KEY=VALUE"):
