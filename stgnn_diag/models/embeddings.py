@@ -100,15 +100,22 @@ class STEmbedding(nn.Module):
         tod_embedding, dow_embedding, node_embedding: see :class:`CalendarNodeEmbedding`.
         adaptive_embedding: a learned vector per (token, node).
         patch_size: steps per token; must divide ``window``.
+        input_mask: read a mask of observed readings beside ``x`` (:func:`fill_missing`): each missing
+            reading is replaced by the last observed one before it in the window, and the mask enters as
+            ``input_size`` more channels, so that a missing reading is neither its placeholder value (0 mph
+            in METR-LA, a large negative number once scaled) nor mistaken for an observed one.
 
     Shapes:
-        x ``[b, T, N, input_size]``, u ``[b, T, N, c]`` or None -> ``[b, T / patch_size, N, dim]``.
+        x ``[b, T, N, input_size]``, u ``[b, T, N, c]`` or None, mask ``[b, T, N, input_size]`` (bool,
+        True = observed) or None (all observed) -> ``[b, T / patch_size, N, dim]``.
     """
 
     def __init__(self, input_size: int, dim: int, window: int, n_nodes: Optional[int], tod_embedding: int = 0,
                  dow_embedding: bool = False, node_embedding: bool = False, adaptive_embedding: bool = False,
-                 patch_size: int = 1):
+                 patch_size: int = 1, input_mask: bool = False):
         super().__init__()
+        if not isinstance(input_mask, bool):
+            raise ValueError(f"input_mask must be True or False, got {input_mask!r}.")
         if adaptive_embedding and not (isinstance(n_nodes, int) and n_nodes > 0):
             raise ValueError(f"adaptive_embedding needs n_nodes (a positive int, one learned vector per step and "
                              f"node), got n_nodes={n_nodes!r}.")
@@ -116,7 +123,8 @@ class STEmbedding(nn.Module):
                 or window % patch_size:
             raise ValueError(f"patch_size must be a positive int dividing window={window}, got {patch_size!r}.")
         self.patch_size, self.tokens = patch_size, window // patch_size
-        self.value = nn.Linear(patch_size * input_size, dim)
+        self.input_mask = input_mask
+        self.value = nn.Linear(patch_size * input_size * (2 if input_mask else 1), dim)
         self.calendar = CalendarNodeEmbedding(dim, n_nodes, tod_embedding, dow_embedding, node_embedding)
         self.adaptive = nn.Parameter(torch.empty(self.tokens, n_nodes, dim)) if adaptive_embedding else None
         self.reset_parameters()
@@ -127,7 +135,10 @@ class STEmbedding(nn.Module):
         if self.adaptive is not None:
             nn.init.xavier_uniform_(self.adaptive.view(-1, self.adaptive.size(-1)))
 
-    def forward(self, x: Tensor, u: Optional[Tensor] = None) -> Tensor:
+    def forward(self, x: Tensor, u: Optional[Tensor] = None, mask: Optional[Tensor] = None) -> Tensor:
+        if self.input_mask:
+            m = torch.ones_like(x) if mask is None else mask.to(x.dtype).expand_as(x)
+            x = torch.cat([fill_missing(x, m), m], dim=-1)
         p = self.patch_size
         if p > 1:  # [b, T, N, c] -> [b, T / p, N, p * c] (the p steps of a token side by side, oldest first)
             b, t, n, c = x.shape
@@ -141,6 +152,19 @@ class STEmbedding(nn.Module):
             if part is not None:
                 h = h + part.to(h.dtype)
         return h
+
+
+def fill_missing(x: Tensor, mask: Tensor) -> Tensor:
+    """``x`` with each reading where ``mask`` is 0 replaced by the last one before it (along axis 1) where
+    ``mask`` is 1, and by 0 where there is none. A missing reading gets no gradient; the observed one that
+    stands in for it gets that gradient too.
+
+    Shapes:
+        x ``[b, T, ...]``, mask ``[b, T, ...]`` (0 / 1, ``x``'s dtype) -> ``[b, T, ...]``.
+    """
+    steps = torch.arange(x.size(1), device=x.device).view(1, -1, *[1] * (x.dim() - 2)).expand_as(x)
+    last = torch.where(mask > 0, steps, torch.zeros_like(steps)).cummax(dim=1).values  # last observed step
+    return torch.where(mask > 0, x, torch.gather(x * mask, 1, last))
 
 
 def unbroadcast(u: Tensor) -> Tensor:

@@ -7,7 +7,7 @@ from typing import Optional, Tuple, Union
 from torch import Tensor, nn
 
 from .embeddings import CalendarNodeEmbedding, STEmbedding
-from .inputs import check_inputs, check_sizes, reset_children
+from .inputs import check_inputs, check_mask, check_sizes, reset_children
 from .sublayers import GraphSublayer, TemporalBlock, make_graph_conv
 from .window_readout import HorizonHead, WindowSummary
 
@@ -60,11 +60,15 @@ class STForecasterBase(nn.Module):
             or ``"lowrank"`` (:class:`~stgnn_diag.nn.LowRankAdjacency`); or ``"gcn"``).
         patch_size: steps per token (must divide ``window``): the layers run on ``window / patch_size``
             tokens per node, each embedding ``patch_size`` consecutive steps (PatchTST's patches).
+        input_mask: the forward call takes ``mask`` (True = observed reading, tsl's convention) and the
+            embedding reads each missing reading as the last observed one plus a flag
+            (:class:`~stgnn_diag.models.embeddings.STEmbedding`).
 
     Shapes:
         - x: ``[batch, window, nodes, input_size]``
         - edge_index: ``[2, E]`` (source, target), or a SparseTensor ``adj_t``; edge_weight ``[E]``
         - u: ``[batch, window, exog_size]`` or ``[batch, window, nodes, exog_size]``
+        - mask (``input_mask=True`` only): ``[batch, window, nodes, input_size]`` bool, True = observed
         - output: ``[batch, horizon, nodes, output_size]``
     """
 
@@ -76,7 +80,8 @@ class STForecasterBase(nn.Module):
                  dow_embedding: bool = True, node_embedding: bool = True, adaptive_embedding: bool = True,
                  readout_size: int = 128, readout_layers: int = 2, readout_embedding: bool = True,
                  embedding_skip: bool = False, graph_conv: str = "diffusion", k: int = 2,
-                 adaptive: Union[bool, str] = False, emb_size: int = 10, patch_size: int = 1):
+                 adaptive: Union[bool, str] = False, emb_size: int = 10, patch_size: int = 1,
+                 input_mask: bool = False):
         super().__init__()
         check_sizes(dict(input_size=input_size, horizon=horizon, hidden_size=hidden_size, window=window,
                          readout_size=readout_size), n_nodes, exog_size)
@@ -93,7 +98,8 @@ class STForecasterBase(nn.Module):
         self.horizon, self.n_nodes, self.hidden_size = horizon, n_nodes, hidden_size
         self.exog_size, self.window = exog_size, window
         self.embedding = STEmbedding(input_size, hidden_size, window, n_nodes, tod_embedding, dow_embedding,
-                                     node_embedding, adaptive_embedding, patch_size)
+                                     node_embedding, adaptive_embedding, patch_size, input_mask)
+        self.input_mask = input_mask
         self.patch_size, self.tokens = patch_size, self.embedding.tokens
         self.summary = WindowSummary(self.tokens, hidden_size, readout_size)
         self.skip = WindowSummary(self.tokens, hidden_size, readout_size) if embedding_skip else None
@@ -124,9 +130,10 @@ class STForecasterBase(nn.Module):
         """Validate the inputs; returns ``(edge_index, edge_weight, u [b, t, n, exog])``."""
         return check_inputs(self, x, edge_index, edge_weight, u)
 
-    def encode(self, x: Tensor, u: Optional[Tensor] = None) -> Tensor:
-        """``[b, T, N, input_size]`` (and ``u [b, T, N, exog]``) -> ``[b, T / patch_size, N, hidden]``."""
-        return self.embedding(x, u)
+    def encode(self, x: Tensor, u: Optional[Tensor] = None, mask: Optional[Tensor] = None) -> Tensor:
+        """``[b, T, N, input_size]`` (and ``u [b, T, N, exog]``; with ``input_mask`` the ``mask`` of observed
+        readings, None: all observed) -> ``[b, T / patch_size, N, hidden]``."""
+        return self.embedding(x, u, mask)
 
     def process(self, h: Tensor, edge_index: Tensor, edge_weight: Optional[Tensor] = None,
                 u: Optional[Tensor] = None) -> Tensor:  # pragma: no cover - abstract
@@ -150,7 +157,8 @@ class STForecasterBase(nn.Module):
         return self.head(h.squeeze(1))
 
     def forward(self, x: Tensor, edge_index, edge_weight: Optional[Tensor] = None,
-                u: Optional[Tensor] = None) -> Tensor:
+                u: Optional[Tensor] = None, mask: Optional[Tensor] = None) -> Tensor:
         edge_index, edge_weight, u = self.check_inputs(x, edge_index, edge_weight, u)
-        h = self.process(self.encode(x, u), edge_index, edge_weight, u)
+        mask = check_mask(self, x, mask)
+        h = self.process(self.encode(x, u, mask), edge_index, edge_weight, u)
         return self.decode(h)

@@ -17,6 +17,8 @@ class Window:
         x: ``[T, N, 1]`` scaled speed; u: ``[T, 8]`` time of day + one-hot weekday.
         edge_index: ``[2, E]`` (source, target); edge_weight: ``[E]``.
         index, split, protocol: which window; n_windows: windows in the split; dataset: the data set's name.
+        mask: ``[T, N, 1]`` bool, the observed readings of ``x`` (a reading of 0 mph is missing), for a
+            model built with ``input_mask=True``.
     """
 
     x: Tensor
@@ -28,6 +30,7 @@ class Window:
     protocol: str
     n_windows: int
     dataset: str = DEFAULT_DATASET
+    mask: Optional[Tensor] = None
 
     @property
     def n_nodes(self) -> int:
@@ -64,8 +67,10 @@ def dataset_window(index: int = 0, split: str = "test", root=None, protocol: str
     part = splits[split]
     i = check_window_index(index, len(part), split)
     w = part[i]
+    start = int(part.starts[i])
+    mask = (part.speed[start:start + part.window] != 0).reshape(w["x"].shape)
     return Window(w["x"], w["u"], ds.edge_index, ds.edge_weight, i, split, protocol, len(part),
-                  getattr(ds, "key", DEFAULT_DATASET))
+                  getattr(ds, "key", DEFAULT_DATASET), mask)
 
 
 def exog_for(model: nn.Module, u: Optional[Tensor]) -> Optional[Tensor]:

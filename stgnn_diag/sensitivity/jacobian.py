@@ -51,13 +51,39 @@ def _index(sel, size: int, name: str) -> Tensor:
     return idx % size
 
 
-def _call(model: nn.Module, x: Tensor, edge_index, edge_weight, u) -> Tensor:
+def _call(model: nn.Module, x: Tensor, edge_index, edge_weight, u, mask: Optional[Tensor] = None) -> Tensor:
     kw = {}
     if edge_weight is not None:
         kw["edge_weight"] = edge_weight
     if u is not None:
         kw["u"] = u
+    if mask is not None:
+        kw["mask"] = mask
     return model(x, edge_index, **kw)
+
+
+def window_mask(model: nn.Module, x: Tensor, mask: Optional[Tensor]) -> Optional[Tensor]:
+    """The mask of observed readings to hand a model built with ``input_mask=True`` (``mask`` as given, or
+    every reading observed when None), as ``[1, T, N, 1 or F]`` bool; None for a model that reads none
+    (``ValueError`` if one was given: it would be ignored).
+
+    Shapes:
+        x ``[1, T, N, F]``, mask ``[T, N, F]``, ``[T, N, 1]`` or with a leading batch of 1.
+    """
+    if not getattr(model, "input_mask", False):
+        if mask is not None:
+            raise ValueError(f"mask was given but {type(model).__name__} reads no mask of observed readings "
+                             f"(built without input_mask=True).")
+        return None
+    if mask is None:
+        return torch.ones(x.shape, dtype=torch.bool, device=x.device)
+    mask = torch.as_tensor(mask, device=x.device)
+    if mask.dim() == 3:
+        mask = mask.unsqueeze(0)
+    if mask.dim() != 4 or mask.shape[:3] != x.shape[:3] or mask.shape[-1] not in (1, x.shape[-1]):
+        raise ValueError(f"mask must have the window's shape {tuple(x.shape[1:])} (or one feature), "
+                         f"got {tuple(mask.shape)}.")
+    return mask.bool()
 
 
 def _expand_batch(u: Optional[Tensor], b: int) -> Optional[Tensor]:
@@ -71,6 +97,7 @@ def spatiotemporal_jacobian(
     edge_weight: Optional[Tensor] = None,
     u: Optional[Tensor] = None,
     *,
+    mask: Optional[Tensor] = None,
     wrt: str = "input",
     output: str = "prediction",
     norm: Optional[str] = "fro",
@@ -109,6 +136,9 @@ def spatiotemporal_jacobian(
         edge_index: ``[2, E]`` (source, target) or a SparseTensor, as the model takes it.
         edge_weight: ``[E]`` or None.
         u: covariates for the window, ``[time, exog]`` / ``[time, nodes, exog]`` (or batch of 1).
+        mask: observed readings ``[time, nodes, features]`` (bool) for a model built with
+            ``input_mask=True`` (default: all observed); it is held fixed, so a missing reading's
+            column is zero and the observed reading that stands in for it carries its influence.
         wrt: ``"input"`` (w.r.t. ``x``) or ``"encoded"`` (w.r.t. the first hidden representation
             ``model.encode(x, u)``, as in the over-squashing paper; needs a model exposing
             ``check_inputs`` / ``encode`` / ``process`` / ``decode``).
@@ -150,28 +180,29 @@ def spatiotemporal_jacobian(
                          f"wrt='input', output='prediction' works for any model.")
     x = _as_window(x)
     u = _as_exog(u, x)
+    mask = window_mask(model, x, mask)
     t0 = time.perf_counter()
     was_training = model.training
     info: Dict[str, Any] = {"switched_to_eval": was_training, "fallback_reason": None}
     with evaluation_mode(model, "the Jacobian"), torch.no_grad():
-        result = _jacobian(model, x, edge_index, edge_weight, u, wrt, output, norm, out_steps, out_nodes,
+        result = _jacobian(model, x, edge_index, edge_weight, u, mask, wrt, output, norm, out_steps, out_nodes,
                            method, chunk_size, budget_mb, progress, staged, info)
     info["seconds"] = time.perf_counter() - t0
     return (result, info) if return_info else result
 
 
-def _jacobian(model, x, edge_index, edge_weight, u, wrt, output, norm, out_steps, out_nodes, method,
+def _jacobian(model, x, edge_index, edge_weight, u, mask, wrt, output, norm, out_steps, out_nodes, method,
               chunk_size, budget_mb, progress, staged, info) -> Tensor:
     _, t_in, n, f_x = x.shape
     ei, ew, u4 = edge_index, edge_weight, u
     with torch.no_grad():
         if staged:
             ei, ew, u4 = model.check_inputs(x, edge_index, edge_weight, u)
-            h0 = model.encode(x, u4)
+            h0 = model.encode(x, u4, mask) if mask is not None else model.encode(x, u4)
             hidden = model.process(h0, ei, ew, u4)
             y = hidden if output == "hidden" else model.decode(hidden)
         else:
-            y = _call(model, x, edge_index, edge_weight, u)
+            y = _call(model, x, edge_index, edge_weight, u, mask)
     if y.dim() != 4 or y.shape[0] != 1 or y.shape[2] != n:
         raise ValueError(f"The model returned shape {tuple(y.shape)}; expected [1, steps, {n}, features].")
     steps = _index(out_steps, y.shape[1], "out_steps")
@@ -190,7 +221,7 @@ def _jacobian(model, x, edge_index, edge_weight, u, wrt, output, norm, out_steps
         try:
             if method == "auto" and wrt != "input":
                 raise UnsupportedModel("wrt='encoded' has many more columns than rows: reverse mode is cheaper")
-            eng = StructuredJacobian(model, x, edge_index, edge_weight, u, wrt=wrt, output=output)
+            eng = StructuredJacobian(model, x, edge_index, edge_weight, u, wrt=wrt, output=output, mask=mask)
         except UnsupportedModel as e:
             if method == "structured":
                 raise ValueError(f"method='structured' cannot handle this model: {e}") from e
@@ -222,10 +253,12 @@ def _jacobian(model, x, edge_index, edge_weight, u, wrt, output, norm, out_steps
 
         def batched(z: Tensor) -> Tensor:
             b = z.shape[0]
+            mb = _expand_batch(mask, b)
             if output == "hidden":
-                out = model.process(model.encode(z, _expand_batch(u4, b)), ei, ew, _expand_batch(u4, b))
+                h = model.encode(z, _expand_batch(u4, b), mb) if mb is not None else model.encode(z, _expand_batch(u4, b))
+                out = model.process(h, ei, ew, _expand_batch(u4, b))
             else:
-                out = _call(model, z, edge_index, edge_weight, _expand_batch(u, b))
+                out = _call(model, z, edge_index, edge_weight, _expand_batch(u, b), mb)
             return out[:, steps_d][:, :, nodes_d]
     else:
         primal = h0

@@ -12,6 +12,10 @@ from ..zoo import create_model
 from .budgets import Budget
 from .schedule import warmup_cosine
 
+#: |reading| in mph below which an unscaled input counts as the missing placeholder 0 (float32 round trip
+#: of the scaler: about 1e-5 mph).
+MISSING_TOL = 1e-3
+
 #: Columns of the covariates ``u [.., 8]`` (time of day, one-hot weekday) per choice.
 COVARIATES = {"none": 0, "tod": 1, "tod_dow": 8}
 
@@ -83,11 +87,20 @@ class ForecastModule(L.LightningModule):
                                    "budget": budget.to_dict(), "steps_per_epoch": steps_per_epoch,
                                    "covariates": covariates, "pretrained": pretrained, **info})
 
+    def observed(self, x: Tensor) -> Tensor:
+        """Mask ``[b, window, n, 1]`` of the observed readings of scaled inputs ``x``: a reading of 0 mph is
+        missing (the data sets' convention, as for the targets of the masked MAE)."""
+        return (x * self.scaler_std + self.scaler_mean).abs() > MISSING_TOL
+
     def forward(self, x: Tensor, u: Optional[Tensor] = None) -> Tensor:
-        """Prediction in mph ``[b, horizon, n, 1]`` from scaled inputs ``x [b, window, n, 1]``."""
+        """Prediction in mph ``[b, horizon, n, 1]`` from scaled inputs ``x [b, window, n, 1]`` (a model built
+        with ``input_mask=True`` also gets the mask of :meth:`observed`)."""
         k = COVARIATES[self.covariates]
         u = u[..., :k] if (u is not None and k) else None
-        out = self.model(x, self.edge_index, self.edge_weight, u=u)
+        if getattr(self.model, "input_mask", False):
+            out = self.model(x, self.edge_index, self.edge_weight, u=u, mask=self.observed(x))
+        else:
+            out = self.model(x, self.edge_index, self.edge_weight, u=u)
         return out * self.scaler_std + self.scaler_mean
 
     def _loss(self, batch: Dict[str, Tensor]) -> Tensor:
@@ -163,7 +176,10 @@ class ForecastModule(L.LightningModule):
             return float(t) if t.numel() == 1 else [float(v) for v in t]
 
         hp = self.hparams
+        spec = {} if not getattr(self.model, "input_mask", False) else {
+            "mask": "[batch, window, nodes, 1] bool: True where the reading is observed (a reading of 0 is missing)"}
         return {"x": "[batch, window, nodes, 1]: the target variable, scaled as (x - scaler_mean) / scaler_std",
+                **spec,
                 "output": "[batch, horizon, nodes, 1]: scaled; value = output * scaler_std + scaler_mean",
                 "scaler_mean": scalar_or_list(self.scaler_mean), "scaler_std": scalar_or_list(self.scaler_std),
                 "covariates": self.covariates, "covariate_encoding": ENCODINGS[self.covariates],

@@ -73,3 +73,19 @@ def test_lone_layer_inside_a_custom_model(edge_weight):
     stats = attention_diagnostics(Wrapper().eval(), torch.randn(T, 5, 1), EDGE_INDEX)
     assert len(stats) == 1 and stats[0].layer == "att" and stats[0].diag == "mask"
     assert stats[0].offdiag_mean.mean() == pytest.approx(1 / (T - 1), rel=1e-5)
+
+
+def test_input_mask_model_takes_the_mask_or_reads_every_reading_as_observed(edge_weight):
+    from .conftest import N
+    model = tiny("tas_attn_none", n_nodes=N, input_mask=True, patch_size=1, heads=1)
+    g = torch.Generator().manual_seed(0)
+    x = torch.randn(3, T, N, 1, generator=g, dtype=torch.float64)
+    u = torch.zeros(3, T, N, 8, dtype=torch.float64)
+    u[..., 3] = 1.0
+    mask = torch.ones(3, T, N, 1, dtype=torch.bool)
+    mask[:, 1:3] = False
+    seen = attention_diagnostics(model, x, EDGE_INDEX, edge_weight, u)
+    ones = attention_diagnostics(model, x, EDGE_INDEX, edge_weight, u, mask=torch.ones_like(mask))
+    masked = attention_diagnostics(model, x, EDGE_INDEX, edge_weight, u, mask=mask)
+    torch.testing.assert_close(seen[0].map, ones[0].map)
+    assert not torch.allclose(masked[0].map, ones[0].map)

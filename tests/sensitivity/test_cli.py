@@ -9,6 +9,7 @@ import stgnn_diag
 from stgnn_diag.sensitivity import (CheckpointFormatError, build_model, check_window_index, cli, dataset_window,
                                     read_checkpoint)
 import stgnn_diag.sensitivity.data as data_mod
+from stgnn_diag.datasets import make_splits
 
 
 def parse(argv):
@@ -118,6 +119,8 @@ def test_checkpoint_without_a_buffer_keeps_the_constructor_value(tmp_path):
 def test_window_index_checks(metr_la):
     w = dataset_window(-1, "val", dataset=metr_la)
     assert w.index == w.n_windows - 1 and w.x.shape == (12, 207, 1) and w.u.shape == (12, 8)
+    start = int(make_splits(metr_la, "dcrnn")["val"].starts[-1])
+    torch.testing.assert_close(w.mask[..., 0], torch.as_tensor(metr_la.speed[start:start + 12] != 0))
     with pytest.raises(IndexError, match="valid indices 0 .. 9"):
         check_window_index(10, 10, "test")
     with pytest.raises(TypeError):

@@ -65,6 +65,36 @@ def test_forecaster_family_every_dense_engine_equals_autograd(name, kw, edge_wei
         spatiotemporal_jacobian(model, x, EDGE_INDEX, edge_weight, u, method="structured")
 
 
+@pytest.mark.parametrize("patch_size", [1, 2])
+def test_input_mask_model_every_engine_equals_autograd_with_the_mask_held_fixed(patch_size, edge_weight):
+    """A missing reading's column is exactly zero; the observed reading standing in for it carries its influence."""
+    model = tiny("tas_attn_none", n_nodes=N, ffn_size=8, readout_size=8, readout_layers=1, input_mask=True,
+                 patch_size=patch_size, heads=1)
+    x, _ = window(model)
+    u = torch.zeros(T, N, 8, dtype=torch.float64)
+    u[:, :, 0], u[:, :, 3] = 0.5, 1.0
+    mask = torch.ones(T, N, 1, dtype=torch.bool)
+    mask[1:3, 0] = False  # node 0 misses steps 1 and 2: step 0 stands in for them
+    mask[0, 2] = False  # node 2 misses its first step: nothing stands in
+    j = torch.autograd.functional.jacobian(
+        lambda z: model(z, EDGE_INDEX, edge_weight, u=u.unsqueeze(0), mask=mask.unsqueeze(0)), x.unsqueeze(0))
+    ref = j[0, :, :, :, 0]
+    assert ref[..., 0, 0, :].abs().max() > 1e-3  # the stand-in
+    assert float(ref[..., 1:3, 0, :].abs().max()) == 0.0 and float(ref[..., 0, 2, :].abs().max()) == 0.0
+    for method in ("auto", "reverse", "forward", "autograd"):
+        got = spatiotemporal_jacobian(model, x, EDGE_INDEX, edge_weight, u, mask=mask, norm=None, method=method)
+        torch.testing.assert_close(got, ref, rtol=1e-9, atol=1e-11, msg=f"{method}")
+    # without a mask every reading counts as observed
+    full = spatiotemporal_jacobian(model, x, EDGE_INDEX, edge_weight, u, norm=None)
+    torch.testing.assert_close(full, spatiotemporal_jacobian(model, x, EDGE_INDEX, edge_weight, u, norm=None,
+                                                             mask=torch.ones_like(mask)))
+    assert full[..., 1:3, 0, :].abs().max() > 1e-3
+    with pytest.raises(ValueError, match="shape"):
+        spatiotemporal_jacobian(model, x, EDGE_INDEX, edge_weight, u, mask=mask[:, :2])
+    with pytest.raises(ValueError, match="reads no mask"):
+        spatiotemporal_jacobian(tiny("tas_attn_none", n_nodes=N), x, EDGE_INDEX, edge_weight, u, mask=mask)
+
+
 def _np_norm(block: np.ndarray, norm: str) -> float:
     if norm == "fro":
         return float(np.sqrt((block ** 2).sum()))
