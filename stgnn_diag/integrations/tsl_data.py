@@ -28,6 +28,8 @@ from ._require import require_tsl
 require_tsl("stgnn_diag.integrations.tsl_data")
 
 from tsl.data import SpatioTemporalDataModule, SpatioTemporalDataset  # noqa: E402
+from tsl.data.batch_map import BatchMapItem  # noqa: E402
+from tsl.data.synch_mode import WINDOW  # noqa: E402
 from tsl.data.datamodule.splitters import FixedIndicesSplitter  # noqa: E402
 from tsl.data.preprocessing import StandardScaler as TSLStandardScaler  # noqa: E402
 
@@ -80,7 +82,7 @@ def tsl_edge_index_to_ours(edge_index: Tensor) -> Tensor:
 
 
 def to_tsl_dataset(dataset, *, window: int = 12, horizon: int = 12, covariates: Optional[str] = "calendar",
-                   precision: int = 32, name: Optional[str] = None) -> SpatioTemporalDataset:
+                   precision: int = 32, name: Optional[str] = None, input_mask: bool = False) -> SpatioTemporalDataset:
     """A ``tsl.data.SpatioTemporalDataset`` of our data: target, mask, connectivity and covariates.
 
     Args:
@@ -89,6 +91,8 @@ def to_tsl_dataset(dataset, *, window: int = 12, horizon: int = 12, covariates: 
         window, horizon: input / predicted steps.
         covariates: ``"calendar"`` (``u [b, t, 8]``: time of day + one-hot weekday),
             ``"tod"`` (``u [b, t, 1]``, what ``paper_tas`` reads) or None (no ``u``).
+        input_mask: also hand the model the mask of its inputs, ``x_mask [window, n, 1]`` (for a zoo
+            forecaster built with ``input_mask=True``); tsl's ``mask`` stays the targets' mask.
 
     Returns:
         sample ``k`` has inputs at steps ``[k, k + window)`` and targets at
@@ -101,10 +105,14 @@ def to_tsl_dataset(dataset, *, window: int = 12, horizon: int = 12, covariates: 
     cov = _covariates(dataset, covariates)
     edge_index = torch.as_tensor(dataset.edge_index).long()
     edge_weight = torch.as_tensor(dataset.edge_weight).float()
-    return SpatioTemporalDataset(
+    ds = SpatioTemporalDataset(
         target=speed[..., None], mask=mask[..., None], connectivity=(edge_index, edge_weight),
         covariates=None if cov is None else {"u": (cov, "t f")}, window=window, horizon=horizon,
         precision=precision, name=name or getattr(dataset, "name", None))
+    if input_mask:  # the window's slice of the same mask, under a name of its own
+        ds.update_input_map(x_mask=BatchMapItem("mask", synch_mode=WINDOW, preprocess=False, cat_dim=None,
+                                                pattern="t n f"))
+    return ds
 
 
 def protocol_splitter(splits: Splits) -> FixedIndicesSplitter:
@@ -117,8 +125,8 @@ def tsl_datamodule(data: Union[SensorDataset, str, None] = None, *, dataset: str
                    protocol: str = "dcrnn", window: int = 12,
                        horizon: int = 12, covariates: Optional[str] = "calendar", batch_size: int = 64,
                        scaler: str = "protocol", stride: int = 1, max_windows: Optional[int] = None,
-                       workers: int = 0, pin_memory: bool = False, download: bool = False
-                       ) -> SpatioTemporalDataModule:
+                       workers: int = 0, pin_memory: bool = False, download: bool = False,
+                       input_mask: bool = False) -> SpatioTemporalDataModule:
     """One of our data sets as a tsl ``SpatioTemporalDataModule`` in one call (no tsl download).
 
     Args:
@@ -136,6 +144,7 @@ def tsl_datamodule(data: Union[SensorDataset, str, None] = None, *, dataset: str
             ``scaler="protocol"`` the statistics are those of the full protocol.
         workers, pin_memory: DataLoader options.
         download: let the data set download missing files (when ``data`` is a root).
+        input_mask: batches also carry ``x_mask`` (see :func:`to_tsl_dataset`).
 
     Returns:
         the datamodule; call ``setup()`` (Lightning's ``Trainer`` does) before using the loaders.
@@ -143,7 +152,7 @@ def tsl_datamodule(data: Union[SensorDataset, str, None] = None, *, dataset: str
     """
     dataset = data if hasattr(data, "speed") else get_dataset(dataset, data, download=download)
     splits = make_splits(dataset, protocol, window, horizon, stride=stride, max_windows=max_windows)
-    tsl_ds = to_tsl_dataset(dataset, window=window, horizon=horizon, covariates=covariates)
+    tsl_ds = to_tsl_dataset(dataset, window=window, horizon=horizon, covariates=covariates, input_mask=input_mask)
     if scaler == "protocol":
         scalers = {"target": ProtocolScaler.from_ours(splits.scaler)}
     elif scaler == "tsl":

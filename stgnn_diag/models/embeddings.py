@@ -106,7 +106,7 @@ class STEmbedding(nn.Module):
             in METR-LA, a large negative number once scaled) nor mistaken for an observed one.
 
     Shapes:
-        x ``[b, T, N, input_size]``, u ``[b, T, N, c]`` or None, mask ``[b, T, N, input_size]`` (bool,
+        x ``[b, T, N, input_size]``, u ``[b, T, N, c]`` or None, x_mask ``[b, T, N, input_size]`` (bool,
         True = observed) or None (all observed) -> ``[b, T / patch_size, N, dim]``.
     """
 
@@ -135,9 +135,9 @@ class STEmbedding(nn.Module):
         if self.adaptive is not None:
             nn.init.xavier_uniform_(self.adaptive.view(-1, self.adaptive.size(-1)))
 
-    def forward(self, x: Tensor, u: Optional[Tensor] = None, mask: Optional[Tensor] = None) -> Tensor:
+    def forward(self, x: Tensor, u: Optional[Tensor] = None, x_mask: Optional[Tensor] = None) -> Tensor:
         if self.input_mask:
-            m = torch.ones_like(x) if mask is None else mask.to(x.dtype).expand_as(x)
+            m = torch.ones_like(x) if x_mask is None else x_mask.to(x.dtype).expand_as(x)
             x = torch.cat([fill_missing(x, m), m], dim=-1)
         p = self.patch_size
         if p > 1:  # [b, T, N, c] -> [b, T / p, N, p * c] (the p steps of a token side by side, oldest first)

@@ -60,15 +60,15 @@ class STForecasterBase(nn.Module):
             or ``"lowrank"`` (:class:`~stgnn_diag.nn.LowRankAdjacency`); or ``"gcn"``).
         patch_size: steps per token (must divide ``window``): the layers run on ``window / patch_size``
             tokens per node, each embedding ``patch_size`` consecutive steps (PatchTST's patches).
-        input_mask: the forward call takes ``mask`` (True = observed reading, tsl's convention) and the
-            embedding reads each missing reading as the last observed one plus a flag
+        input_mask: the forward call takes ``x_mask`` (True = observed reading; named apart from tsl's
+            ``mask``, which masks the targets) and the embedding reads each missing reading as the last observed one plus a flag
             (:class:`~stgnn_diag.models.embeddings.STEmbedding`).
 
     Shapes:
         - x: ``[batch, window, nodes, input_size]``
         - edge_index: ``[2, E]`` (source, target), or a SparseTensor ``adj_t``; edge_weight ``[E]``
         - u: ``[batch, window, exog_size]`` or ``[batch, window, nodes, exog_size]``
-        - mask (``input_mask=True`` only): ``[batch, window, nodes, input_size]`` bool, True = observed
+        - x_mask (``input_mask=True`` only): ``[batch, window, nodes, input_size]`` bool, True = observed
         - output: ``[batch, horizon, nodes, output_size]``
     """
 
@@ -130,10 +130,10 @@ class STForecasterBase(nn.Module):
         """Validate the inputs; returns ``(edge_index, edge_weight, u [b, t, n, exog])``."""
         return check_inputs(self, x, edge_index, edge_weight, u)
 
-    def encode(self, x: Tensor, u: Optional[Tensor] = None, mask: Optional[Tensor] = None) -> Tensor:
-        """``[b, T, N, input_size]`` (and ``u [b, T, N, exog]``; with ``input_mask`` the ``mask`` of observed
+    def encode(self, x: Tensor, u: Optional[Tensor] = None, x_mask: Optional[Tensor] = None) -> Tensor:
+        """``[b, T, N, input_size]`` (and ``u [b, T, N, exog]``; with ``input_mask`` the ``x_mask`` of observed
         readings, None: all observed) -> ``[b, T / patch_size, N, hidden]``."""
-        return self.embedding(x, u, mask)
+        return self.embedding(x, u, x_mask)
 
     def process(self, h: Tensor, edge_index: Tensor, edge_weight: Optional[Tensor] = None,
                 u: Optional[Tensor] = None) -> Tensor:  # pragma: no cover - abstract
@@ -157,8 +157,8 @@ class STForecasterBase(nn.Module):
         return self.head(h.squeeze(1))
 
     def forward(self, x: Tensor, edge_index, edge_weight: Optional[Tensor] = None,
-                u: Optional[Tensor] = None, mask: Optional[Tensor] = None) -> Tensor:
+                u: Optional[Tensor] = None, x_mask: Optional[Tensor] = None) -> Tensor:
         edge_index, edge_weight, u = self.check_inputs(x, edge_index, edge_weight, u)
-        mask = check_mask(self, x, mask)
-        h = self.process(self.encode(x, u, mask), edge_index, edge_weight, u)
+        x_mask = check_mask(self, x, x_mask)
+        h = self.process(self.encode(x, u, x_mask), edge_index, edge_weight, u)
         return self.decode(h)

@@ -74,19 +74,19 @@ def check_mask(model, x: Tensor, mask: Optional[Tensor]) -> Optional[Tensor]:
     bool or 0 / 1) when ``model.input_mask``, refused otherwise. Returns it as ``x``'s dtype, or None."""
     if not getattr(model, "input_mask", False):
         if mask is not None:
-            raise ValueError("mask was given but the model was built with input_mask=False (it reads x as given); "
+            raise ValueError("x_mask was given but the model was built with input_mask=False (it reads x as given); "
                              "build it with input_mask=True to mark missing readings.")
         return None
     if mask is None:
-        raise ValueError("The model was built with input_mask=True; pass mask [batch, time, nodes, features] (True = "
+        raise ValueError("The model was built with input_mask=True; pass x_mask [batch, time, nodes, features] (True = "
                          "observed; METR-LA marks a missing reading with 0 mph), or torch.ones_like(x, dtype=torch.bool) "
                          "when nothing is missing.")
     if not isinstance(mask, Tensor):
-        raise TypeError(f"mask must be a torch.Tensor, got {type(mask).__name__}.")
+        raise TypeError(f"x_mask must be a torch.Tensor, got {type(mask).__name__}.")
     if mask.dim() != 4 or mask.shape[:3] != x.shape[:3] or mask.size(-1) not in (1, x.size(-1)):
-        raise ValueError(f"mask must have x's shape {tuple(x.shape)} (or one feature), got {tuple(mask.shape)}.")
+        raise ValueError(f"x_mask must have x's shape {tuple(x.shape)} (or one feature), got {tuple(mask.shape)}.")
     if mask.dtype != torch.bool and _cheap_to_check(mask) and not bool(((mask == 0) | (mask == 1)).all()):
-        raise ValueError("mask must be bool or hold only 0 and 1 (1 = observed).")
+        raise ValueError("x_mask must be bool or hold only 0 and 1 (1 = observed).")
     return mask.to(x.dtype)
 
 

@@ -50,7 +50,7 @@ def time_diagonal_share(s: Tensor) -> float:
     return diag / total if total > 0 else math.nan
 
 
-def analyze_window(model: nn.Module, x: Tensor, edge_index, edge_weight=None, u=None, *, mask=None, norm: str = "fro",
+def analyze_window(model: nn.Module, x: Tensor, edge_index, edge_weight=None, u=None, *, x_mask=None, norm: str = "fro",
                    directed: bool = False, hidden: bool = True, budget_mb: float = 256.0,
                    progress: bool = False) -> WindowAnalysis:
     """Jacobian, hop x lag profile and attention diagnostics of ``model`` on one window.
@@ -59,7 +59,7 @@ def analyze_window(model: nn.Module, x: Tensor, edge_index, edge_weight=None, u=
         model: any model with the tsl forward contract (hidden-layer figures need stgnn_diag's
             ``encode`` / ``process`` / ``decode``; attention figures need ``TemporalAttention``).
         x: ``[T, N, F]``; edge_index / edge_weight / u: as the model takes them.
-        mask: observed readings ``[T, N, F]`` (bool) for a model built with ``input_mask=True``.
+        x_mask: observed readings ``[T, N, F]`` (bool) for a model built with ``input_mask=True``.
         norm: block norm.
         directed: hop distances along edge directions (default: ignoring them, since the diffusion
             convolution passes messages both ways).
@@ -71,7 +71,7 @@ def analyze_window(model: nn.Module, x: Tensor, edge_index, edge_weight=None, u=
         x ``[T, N, F]`` -> ``sensitivity [horizon, N, T, N]``, ``hidden_sensitivity [T, N, T, N]``.
     """
     notes: List[str] = []
-    sens, info = spatiotemporal_jacobian(model, x, edge_index, edge_weight, u, mask=mask, norm=norm, budget_mb=budget_mb,
+    sens, info = spatiotemporal_jacobian(model, x, edge_index, edge_weight, u, x_mask=x_mask, norm=norm, budget_mb=budget_mb,
                                          progress=progress, return_info=True)
     if info.get("switched_to_eval"):
         notes.append("the model was in training mode; it was evaluated in eval mode and restored")
@@ -86,12 +86,12 @@ def analyze_window(model: nn.Module, x: Tensor, edge_index, edge_weight=None, u=
     hid = None
     staged = all(hasattr(model, a) for a in ("encode", "process", "decode", "check_inputs"))
     if hidden and staged:
-        hid = spatiotemporal_jacobian(model, x, edge_index, edge_weight, u, mask=mask, norm=norm, output="hidden",
+        hid = spatiotemporal_jacobian(model, x, edge_index, edge_weight, u, x_mask=x_mask, norm=norm, output="hidden",
                                       budget_mb=budget_mb, progress=progress)
     elif hidden:
         notes.append("no layer-stack Jacobian: the model does not expose encode/process/decode")
     try:
-        att = attention_diagnostics(model, x, edge_index, edge_weight, u, mask=mask)
+        att = attention_diagnostics(model, x, edge_index, edge_weight, u, x_mask=x_mask)
     except NoAttentionError as e:
         att = []
         notes.append(str(e))

@@ -93,7 +93,7 @@ def _stats(name: str, layer: TemporalAttention, attn: Tensor) -> AttentionStats:
 
 @torch.no_grad()
 def attention_diagnostics(model: nn.Module, x: Tensor, edge_index, edge_weight: Optional[Tensor] = None,
-                          u: Optional[Tensor] = None, mask: Optional[Tensor] = None) -> List[AttentionStats]:
+                          u: Optional[Tensor] = None, x_mask: Optional[Tensor] = None) -> List[AttentionStats]:
     """Run the model on ``x`` and summarise the attention of every temporal attention layer.
 
     The model runs in eval mode (switched and restored, with a warning, if it was training). Each
@@ -104,7 +104,7 @@ def attention_diagnostics(model: nn.Module, x: Tensor, edge_index, edge_weight: 
             ``model(x, edge_index, edge_weight, u)``.
         x: windows ``[batch, T, N, F]`` (or one window ``[T, N, F]``); more windows, better averages.
         edge_index, edge_weight, u: as for the model (``u`` with the same batch as ``x``).
-        mask: observed readings like ``x`` (bool), for a model built with ``input_mask=True``
+        x_mask: observed readings like ``x`` (bool), for a model built with ``input_mask=True``
             (default: all observed).
 
     Returns:
@@ -124,10 +124,10 @@ def attention_diagnostics(model: nn.Module, x: Tensor, edge_index, edge_weight: 
         x = x.unsqueeze(0)
         if u is not None and u.dim() in (2, 3) and u.shape[0] == x.shape[1]:
             u = u.unsqueeze(0)
-        if mask is not None and mask.dim() == 3:
-            mask = mask.unsqueeze(0)
-    if getattr(model, "input_mask", False) and mask is None:
-        mask = torch.ones(x.shape, dtype=torch.bool, device=x.device)
+        if x_mask is not None and x_mask.dim() == 3:
+            x_mask = x_mask.unsqueeze(0)
+    if getattr(model, "input_mask", False) and x_mask is None:
+        x_mask = torch.ones(x.shape, dtype=torch.bool, device=x.device)
     maps: Dict[str, List[Tensor]] = {name: [] for name in layers}
     busy = set()
 
@@ -153,8 +153,8 @@ def attention_diagnostics(model: nn.Module, x: Tensor, edge_index, edge_weight: 
                 kw["edge_weight"] = edge_weight
             if u is not None:
                 kw["u"] = u
-            if mask is not None:
-                kw["mask"] = mask
+            if x_mask is not None:
+                kw["x_mask"] = x_mask
             model(x, edge_index, **kw)
     finally:
         for h in handles:

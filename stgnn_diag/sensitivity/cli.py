@@ -103,8 +103,8 @@ def run(args: argparse.Namespace) -> int:
     name = minfo["model"]
     out = Path(args.out or f"runs/sensitivity/{name}-{args.split}{window.index}")
     u = exog_for(model, window.u)
-    mask = window.mask if getattr(model, "input_mask", False) else None
-    res = analyze_window(model, window.x, window.edge_index, window.edge_weight, u, mask=mask, norm=args.norm,
+    x_mask = window.x_mask if getattr(model, "input_mask", False) else None
+    res = analyze_window(model, window.x, window.edge_index, window.edge_weight, u, x_mask=x_mask, norm=args.norm,
                          directed=args.directed, hidden=not args.no_hidden, budget_mb=args.budget_mb,
                          progress=not args.no_progress)
     meta = {**minfo, "dataset": window.dataset, "window": window.index, "split": window.split, "protocol": window.protocol,

@@ -17,7 +17,7 @@ class Window:
         x: ``[T, N, 1]`` scaled speed; u: ``[T, 8]`` time of day + one-hot weekday.
         edge_index: ``[2, E]`` (source, target); edge_weight: ``[E]``.
         index, split, protocol: which window; n_windows: windows in the split; dataset: the data set's name.
-        mask: ``[T, N, 1]`` bool, the observed readings of ``x`` (a reading of 0 mph is missing), for a
+        x_mask: ``[T, N, 1]`` bool, the observed readings of ``x`` (a reading of 0 mph is missing), for a
             model built with ``input_mask=True``.
     """
 
@@ -30,7 +30,7 @@ class Window:
     protocol: str
     n_windows: int
     dataset: str = DEFAULT_DATASET
-    mask: Optional[Tensor] = None
+    x_mask: Optional[Tensor] = None
 
     @property
     def n_nodes(self) -> int:

@@ -51,14 +51,14 @@ def _index(sel, size: int, name: str) -> Tensor:
     return idx % size
 
 
-def _call(model: nn.Module, x: Tensor, edge_index, edge_weight, u, mask: Optional[Tensor] = None) -> Tensor:
+def _call(model: nn.Module, x: Tensor, edge_index, edge_weight, u, x_mask: Optional[Tensor] = None) -> Tensor:
     kw = {}
     if edge_weight is not None:
         kw["edge_weight"] = edge_weight
     if u is not None:
         kw["u"] = u
-    if mask is not None:
-        kw["mask"] = mask
+    if x_mask is not None:
+        kw["x_mask"] = x_mask
     return model(x, edge_index, **kw)
 
 
@@ -72,7 +72,7 @@ def window_mask(model: nn.Module, x: Tensor, mask: Optional[Tensor]) -> Optional
     """
     if not getattr(model, "input_mask", False):
         if mask is not None:
-            raise ValueError(f"mask was given but {type(model).__name__} reads no mask of observed readings "
+            raise ValueError(f"x_mask was given but {type(model).__name__} reads no mask of observed readings "
                              f"(built without input_mask=True).")
         return None
     if mask is None:
@@ -81,7 +81,7 @@ def window_mask(model: nn.Module, x: Tensor, mask: Optional[Tensor]) -> Optional
     if mask.dim() == 3:
         mask = mask.unsqueeze(0)
     if mask.dim() != 4 or mask.shape[:3] != x.shape[:3] or mask.shape[-1] not in (1, x.shape[-1]):
-        raise ValueError(f"mask must have the window's shape {tuple(x.shape[1:])} (or one feature), "
+        raise ValueError(f"x_mask must have the window's shape {tuple(x.shape[1:])} (or one feature), "
                          f"got {tuple(mask.shape)}.")
     return mask.bool()
 
@@ -97,7 +97,7 @@ def spatiotemporal_jacobian(
     edge_weight: Optional[Tensor] = None,
     u: Optional[Tensor] = None,
     *,
-    mask: Optional[Tensor] = None,
+    x_mask: Optional[Tensor] = None,
     wrt: str = "input",
     output: str = "prediction",
     norm: Optional[str] = "fro",
@@ -136,7 +136,7 @@ def spatiotemporal_jacobian(
         edge_index: ``[2, E]`` (source, target) or a SparseTensor, as the model takes it.
         edge_weight: ``[E]`` or None.
         u: covariates for the window, ``[time, exog]`` / ``[time, nodes, exog]`` (or batch of 1).
-        mask: observed readings ``[time, nodes, features]`` (bool) for a model built with
+        x_mask: observed readings ``[time, nodes, features]`` (bool) for a model built with
             ``input_mask=True`` (default: all observed); it is held fixed, so a missing reading's
             column is zero and the observed reading that stands in for it carries its influence.
         wrt: ``"input"`` (w.r.t. ``x``) or ``"encoded"`` (w.r.t. the first hidden representation
@@ -180,7 +180,7 @@ def spatiotemporal_jacobian(
                          f"wrt='input', output='prediction' works for any model.")
     x = _as_window(x)
     u = _as_exog(u, x)
-    mask = window_mask(model, x, mask)
+    mask = window_mask(model, x, x_mask)
     t0 = time.perf_counter()
     was_training = model.training
     info: Dict[str, Any] = {"switched_to_eval": was_training, "fallback_reason": None}
@@ -221,7 +221,7 @@ def _jacobian(model, x, edge_index, edge_weight, u, mask, wrt, output, norm, out
         try:
             if method == "auto" and wrt != "input":
                 raise UnsupportedModel("wrt='encoded' has many more columns than rows: reverse mode is cheaper")
-            eng = StructuredJacobian(model, x, edge_index, edge_weight, u, wrt=wrt, output=output, mask=mask)
+            eng = StructuredJacobian(model, x, edge_index, edge_weight, u, wrt=wrt, output=output, x_mask=mask)
         except UnsupportedModel as e:
             if method == "structured":
                 raise ValueError(f"method='structured' cannot handle this model: {e}") from e

@@ -98,7 +98,7 @@ class ForecastModule(L.LightningModule):
         k = COVARIATES[self.covariates]
         u = u[..., :k] if (u is not None and k) else None
         if getattr(self.model, "input_mask", False):
-            out = self.model(x, self.edge_index, self.edge_weight, u=u, mask=self.observed(x))
+            out = self.model(x, self.edge_index, self.edge_weight, u=u, x_mask=self.observed(x))
         else:
             out = self.model(x, self.edge_index, self.edge_weight, u=u)
         return out * self.scaler_std + self.scaler_mean
@@ -177,7 +177,7 @@ class ForecastModule(L.LightningModule):
 
         hp = self.hparams
         spec = {} if not getattr(self.model, "input_mask", False) else {
-            "mask": "[batch, window, nodes, 1] bool: True where the reading is observed (a reading of 0 is missing)"}
+            "x_mask": "[batch, window, nodes, 1] bool: True where the reading is observed (a reading of 0 is missing)"}
         return {"x": "[batch, window, nodes, 1]: the target variable, scaled as (x - scaler_mean) / scaler_std",
                 **spec,
                 "output": "[batch, horizon, nodes, 1]: scaled; value = output * scaler_std + scaler_mean",

@@ -78,3 +78,21 @@ def test_without_covariates_and_with_tsl_scaler(metr_la):
         tsl_datamodule(metr_la, scaler="minmax")
     with pytest.raises(ValueError):
         to_tsl_dataset(metr_la, covariates="holidays")
+
+
+def test_input_mask_batches_carry_the_windows_mask_beside_the_targets_mask(metr_la, dcrnn_splits):
+    import stgnn_diag
+    dm = tsl_datamodule(metr_la, protocol="dcrnn", batch_size=8, input_mask=True)
+    dm.setup()
+    batch = next(iter(dm.test_dataloader()))
+    part = dcrnn_splits["test"]
+    starts = part.starts[:8]
+    raw = torch.stack([part.speed[int(s):int(s) + 12] for s in starts]).unsqueeze(-1)
+    assert torch.equal(batch.x_mask, raw != 0) and bool((~batch.x_mask).any())  # the inputs' own mask
+    assert torch.equal(batch.mask, part[np.arange(8)]["mask"])  # tsl's mask stays the targets'
+    model = stgnn_diag.create_model("tas_attn_none", n_nodes=207, input_mask=True).eval()
+    with torch.no_grad():
+        y = model(**batch.input)  # what tsl's Predictor hands the model
+        y_without = model(batch.x, batch.edge_index, batch.edge_weight, u=batch.u,
+                          x_mask=torch.ones_like(batch.x_mask))
+    assert y.shape == (8, 12, 207, 1) and not torch.allclose(y, y_without)

@@ -65,9 +65,9 @@ def test_masked_model_reads_the_filled_values_and_one_flag_weight(name):
     torch.testing.assert_close(m.encode(x, u, mask), expected)
     # what stands at a missing position does not matter
     x2 = torch.where(mask, x, torch.full_like(x, -2.7))
-    torch.testing.assert_close(m(x2, EDGE_INDEX, u=u, mask=mask), m(x, EDGE_INDEX, u=u, mask=mask))
-    assert not torch.allclose(m(x2, EDGE_INDEX, u=u, mask=torch.ones_like(mask)),
-                              m(x, EDGE_INDEX, u=u, mask=torch.ones_like(mask)))
+    torch.testing.assert_close(m(x2, EDGE_INDEX, u=u, x_mask=mask), m(x, EDGE_INDEX, u=u, x_mask=mask))
+    assert not torch.allclose(m(x2, EDGE_INDEX, u=u, x_mask=torch.ones_like(mask)),
+                              m(x, EDGE_INDEX, u=u, x_mask=torch.ones_like(mask)))
 
 
 def test_patched_tokens_take_the_filled_values_and_flags_of_their_steps():
@@ -76,21 +76,21 @@ def test_patched_tokens_take_the_filled_values_and_flags_of_their_steps():
     assert m.embedding.value.in_features == 4  # 2 steps x [value, flag]
     x, u = torch.randn(1, T, N, 1), calendar_u(1, T)
     mask = random_mask((2, T, N, 1))[:1]
-    y = m(x, EDGE_INDEX, u=u, mask=mask)
+    y = m(x, EDGE_INDEX, u=u, x_mask=mask)
     assert y.shape == (1, 12, N, 1) and torch.isfinite(y).all()
 
 
 def test_mask_errors_say_what_to_pass():
     m = stgnn_diag.create_model("tas_attn_none", n_nodes=N, input_mask=True)
     x, u = torch.randn(1, T, N, 1), calendar_u(1, T)
-    with pytest.raises(ValueError, match="input_mask=True; pass mask"):
+    with pytest.raises(ValueError, match="input_mask=True; pass x_mask"):
         m(x, EDGE_INDEX, u=u)
     with pytest.raises(ValueError, match="shape"):
-        m(x, EDGE_INDEX, u=u, mask=torch.ones(1, T, N + 1, 1, dtype=torch.bool))
+        m(x, EDGE_INDEX, u=u, x_mask=torch.ones(1, T, N + 1, 1, dtype=torch.bool))
     with pytest.raises(ValueError, match="only 0 and 1"):
-        m(x, EDGE_INDEX, u=u, mask=x)
+        m(x, EDGE_INDEX, u=u, x_mask=x)
     with pytest.raises(ValueError, match="input_mask=False"):
-        stgnn_diag.create_model("tas_attn_none", n_nodes=N)(x, EDGE_INDEX, u=u, mask=x > 0)
+        stgnn_diag.create_model("tas_attn_none", n_nodes=N)(x, EDGE_INDEX, u=u, x_mask=x > 0)
     with pytest.raises(ValueError, match="True or False"):
         stgnn_diag.create_model("tas_attn_none", n_nodes=N, input_mask="last")
 
@@ -103,6 +103,6 @@ def test_forecast_module_flags_the_zero_mph_readings_as_missing():
     mph[0, 5:, 2] = 0.0  # a sensor that went silent
     mph[1, 0, 4] = 0.0
     x, u = (mph - mean) / std, calendar_u(2, T)
-    want = module.model(x, EDGE_INDEX, u=u, mask=mph != 0) * std + mean
+    want = module.model(x, EDGE_INDEX, u=u, x_mask=mph != 0) * std + mean
     torch.testing.assert_close(module(x, u), want)
     torch.testing.assert_close(module.observed(x), mph != 0)

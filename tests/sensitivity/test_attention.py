@@ -85,7 +85,7 @@ def test_input_mask_model_takes_the_mask_or_reads_every_reading_as_observed(edge
     mask = torch.ones(3, T, N, 1, dtype=torch.bool)
     mask[:, 1:3] = False
     seen = attention_diagnostics(model, x, EDGE_INDEX, edge_weight, u)
-    ones = attention_diagnostics(model, x, EDGE_INDEX, edge_weight, u, mask=torch.ones_like(mask))
-    masked = attention_diagnostics(model, x, EDGE_INDEX, edge_weight, u, mask=mask)
+    ones = attention_diagnostics(model, x, EDGE_INDEX, edge_weight, u, x_mask=torch.ones_like(mask))
+    masked = attention_diagnostics(model, x, EDGE_INDEX, edge_weight, u, x_mask=mask)
     torch.testing.assert_close(seen[0].map, ones[0].map)
     assert not torch.allclose(masked[0].map, ones[0].map)

@@ -120,7 +120,7 @@ def test_window_index_checks(metr_la):
     w = dataset_window(-1, "val", dataset=metr_la)
     assert w.index == w.n_windows - 1 and w.x.shape == (12, 207, 1) and w.u.shape == (12, 8)
     start = int(make_splits(metr_la, "dcrnn")["val"].starts[-1])
-    torch.testing.assert_close(w.mask[..., 0], torch.as_tensor(metr_la.speed[start:start + 12] != 0))
+    torch.testing.assert_close(w.x_mask[..., 0], torch.as_tensor(metr_la.speed[start:start + 12] != 0))
     with pytest.raises(IndexError, match="valid indices 0 .. 9"):
         check_window_index(10, 10, "test")
     with pytest.raises(TypeError):

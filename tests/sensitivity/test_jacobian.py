@@ -77,22 +77,22 @@ def test_input_mask_model_every_engine_equals_autograd_with_the_mask_held_fixed(
     mask[1:3, 0] = False  # node 0 misses steps 1 and 2: step 0 stands in for them
     mask[0, 2] = False  # node 2 misses its first step: nothing stands in
     j = torch.autograd.functional.jacobian(
-        lambda z: model(z, EDGE_INDEX, edge_weight, u=u.unsqueeze(0), mask=mask.unsqueeze(0)), x.unsqueeze(0))
+        lambda z: model(z, EDGE_INDEX, edge_weight, u=u.unsqueeze(0), x_mask=mask.unsqueeze(0)), x.unsqueeze(0))
     ref = j[0, :, :, :, 0]
     assert ref[..., 0, 0, :].abs().max() > 1e-3  # the stand-in
     assert float(ref[..., 1:3, 0, :].abs().max()) == 0.0 and float(ref[..., 0, 2, :].abs().max()) == 0.0
     for method in ("auto", "reverse", "forward", "autograd"):
-        got = spatiotemporal_jacobian(model, x, EDGE_INDEX, edge_weight, u, mask=mask, norm=None, method=method)
+        got = spatiotemporal_jacobian(model, x, EDGE_INDEX, edge_weight, u, x_mask=mask, norm=None, method=method)
         torch.testing.assert_close(got, ref, rtol=1e-9, atol=1e-11, msg=f"{method}")
     # without a mask every reading counts as observed
     full = spatiotemporal_jacobian(model, x, EDGE_INDEX, edge_weight, u, norm=None)
     torch.testing.assert_close(full, spatiotemporal_jacobian(model, x, EDGE_INDEX, edge_weight, u, norm=None,
-                                                             mask=torch.ones_like(mask)))
+                                                             x_mask=torch.ones_like(mask)))
     assert full[..., 1:3, 0, :].abs().max() > 1e-3
     with pytest.raises(ValueError, match="shape"):
-        spatiotemporal_jacobian(model, x, EDGE_INDEX, edge_weight, u, mask=mask[:, :2])
+        spatiotemporal_jacobian(model, x, EDGE_INDEX, edge_weight, u, x_mask=mask[:, :2])
     with pytest.raises(ValueError, match="reads no mask"):
-        spatiotemporal_jacobian(tiny("tas_attn_none", n_nodes=N), x, EDGE_INDEX, edge_weight, u, mask=mask)
+        spatiotemporal_jacobian(tiny("tas_attn_none", n_nodes=N), x, EDGE_INDEX, edge_weight, u, x_mask=mask)
 
 
 def _np_norm(block: np.ndarray, norm: str) -> float:

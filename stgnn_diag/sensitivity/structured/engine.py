@@ -29,7 +29,7 @@ class StructuredJacobian:
         wrt: ``"input"`` (columns = ``x`` entries) or ``"encoded"`` (columns = entries of
             ``model.encode(x, u)``).
         output: ``"prediction"`` (``model(...)``) or ``"hidden"`` (``model.process(...)``).
-        mask: ``[1, T, N, F or 1]`` observed readings, for a model built with ``input_mask=True`` (held fixed).
+        x_mask: ``[1, T, N, F or 1]`` observed readings, for a model built with ``input_mask=True`` (held fixed).
 
     Raises:
         UnsupportedModel: the model does not have the structure this engine relies on.
@@ -40,7 +40,7 @@ class StructuredJacobian:
     """
 
     def __init__(self, model: nn.Module, x: Tensor, edge_index, edge_weight=None, u=None, *,
-                 wrt: str = "input", output: str = "prediction", mask: Optional[Tensor] = None):
+                 wrt: str = "input", output: str = "prediction", x_mask: Optional[Tensor] = None):
         if not isinstance(model, STAttentionBase):
             raise UnsupportedModel(f"{type(model).__name__} is not an STAttentionBase model")
         if type(model).encode is not STAttentionBase.encode or type(model).decode is not STAttentionBase.decode:
@@ -50,8 +50,8 @@ class StructuredJacobian:
         self.model, self.wrt, self.output = model, wrt, output
         with torch.no_grad():
             ei, ew, u4 = model.check_inputs(x, edge_index, edge_weight, u)
-            self.x, self.u4, self.mask = x, u4, mask
-            self.h0 = self._encode(x, u4, mask)
+            self.x, self.u4, self.x_mask = x, u4, x_mask
+            self.h0 = self._encode(x, u4, x_mask)
             records = []
             hook = lambda mod, args, kwargs, out: records.append((mod, args, kwargs, out))  # noqa: E731
             handles = [m.register_forward_hook(hook, with_kwargs=True) for m in model.modules()
@@ -82,8 +82,8 @@ class StructuredJacobian:
             out = model.decode(self.h_final) if output == "prediction" else self.h_final  # [1, T_out, N, F_out]
         self.t_out, self.f_out = out.shape[1], out.shape[-1]
 
-    def _encode(self, x: Tensor, u: Optional[Tensor], mask: Optional[Tensor]) -> Tensor:
-        return self.model.encode(x, u) if mask is None else self.model.encode(x, u, mask)
+    def _encode(self, x: Tensor, u: Optional[Tensor], x_mask: Optional[Tensor]) -> Tensor:
+        return self.model.encode(x, u) if x_mask is None else self.model.encode(x, u, x_mask)
 
     # -- sizes ---------------------------------------------------------------------------------
     @property
@@ -135,7 +135,7 @@ class StructuredJacobian:
         e[idx, idx // f, :, idx % f] = 1.0
         xr = self.x.expand(kk, t, n, f).contiguous()
         ur = None if self.u4 is None else self.u4.expand(kk, *self.u4.shape[1:])
-        mr = None if self.mask is None else self.mask.expand(kk, *self.mask.shape[1:])
+        mr = None if self.x_mask is None else self.x_mask.expand(kk, *self.x_mask.shape[1:])
         _, dh = jvp(lambda z: self._encode(z, ur, mr), (xr,), (e,))
         return dh.permute(2, 0, 1, 3)  # [N, K, T, d]
 
