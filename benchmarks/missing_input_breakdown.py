@@ -1,0 +1,74 @@
+"""Where a model's error comes from: MAE at chosen steps on the test windows split by missing readings
+(0 mph) in each node's input window.
+
+For each model (a zoo entry's shipped weights, ``NAME:TAG``, or a checkpoint) and each step, the masked
+MAE over every scored (window, node) pair, then over three groups of them: the node's last input step
+is missing, some input step is missing, none is; with each group's share of the scored pairs and its
+contribution to the overall MAE (its error summed over all scored pairs: the contributions of "some"
+and "none" add up to the MAE). Predictions are written to ``--cache`` and reused.
+
+Usage::
+
+    python benchmarks/missing_input_breakdown.py tas_attn_none:metr_la_cpu_e10
+    python benchmarks/missing_input_breakdown.py tas_attn_none:metr_la_cpu15 \\
+        models/results/probes/missing-input/<unit>/run/checkpoints/last.ckpt --steps 3 12
+"""
+from __future__ import annotations
+
+import argparse
+import hashlib
+from pathlib import Path
+
+import numpy as np
+
+from stgnn_diag.datasets import DEFAULT_DATASET, get_dataset, make_splits
+from stgnn_diag.training.evaluate import evaluate
+
+
+def predictions(spec: str, cache: Path) -> np.ndarray:
+    """``[windows, horizon, nodes]`` test predictions (mph) of ``NAME:TAG`` or a checkpoint path."""
+    cache.mkdir(parents=True, exist_ok=True)
+    f = cache / f"{hashlib.sha1(spec.encode()).hexdigest()[:12]}.npz"
+    if not f.exists():
+        if Path(spec).exists():
+            kw = dict(checkpoint=spec)
+        else:
+            name, _, tag = spec.partition(":")
+            kw = dict(model=name, pretrained=tag or True)
+        evaluate(save_predictions=f, **kw)
+    return np.load(f)["predictions"]
+
+
+def groups(x: np.ndarray) -> dict:
+    """Per (window, node): masks of the groups, from the raw input windows ``x [windows, T, nodes]``."""
+    some = (x == 0).any(1)
+    return {"last missing": x[:, -1] == 0, "some missing": some, "none missing": ~some}
+
+
+def main(argv=None) -> None:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("models", nargs="+", help="NAME:TAG (shipped weights) or a checkpoint path")
+    p.add_argument("--steps", type=int, nargs="+", default=[3, 6, 12])
+    p.add_argument("--cache", type=Path, default=Path("runs/missing_input_breakdown"))
+    args = p.parse_args(argv)
+    part = make_splits(get_dataset(DEFAULT_DATASET, None, progress=False), "dcrnn", window=12, horizon=12)["test"]
+    speed = part.speed.numpy()
+    x = speed[part.starts[:, None] + np.arange(part.window)]
+    y = part.targets()
+    g = groups(x)
+    print("| model | step | MAE | " + " | ".join(f"{k}: share / MAE / contribution" for k in g) + " |")
+    print("|---|---|---|" + "---|" * len(g))
+    for spec in args.models:
+        pred = predictions(spec, args.cache)
+        for s in args.steps:
+            err, scored = np.abs(pred[:, s - 1] - y[:, s - 1]), y[:, s - 1] > 0
+            n = scored.sum()
+            cells = []
+            for mask in g.values():
+                m = scored & mask
+                cells.append(f"{m.sum() / n:.1%} / {err[m].mean():.3f} / {err[m].sum() / n:.3f}")
+            print(f"| {spec} | {s} | {err[scored].mean():.3f} | " + " | ".join(cells) + " |")
+
+
+if __name__ == "__main__":
+    main()
