@@ -85,6 +85,16 @@ def override_flags(overrides: Optional[Mapping[str, Any]]) -> List[str]:
             for x in (f"--{k.replace('_', '-')}", f"{v:g}" if isinstance(v, float) else str(v))]
 
 
+def model_override_flags(model: str, model_overrides: Optional[Mapping[str, Any]]) -> List[str]:
+    """The ``stgnn-diag bench`` flags that give ``model`` its ``model_overrides``
+    (``{"input_mask": True}`` -> ``["--set-for", model, "input_mask=true"]``), values written so that
+    :func:`parse_override_value` reads them back."""
+    def text(v: Any) -> str:
+        return v if isinstance(v, str) else json.dumps(v, separators=(",", ":"))
+
+    return [x for k, v in (model_overrides or {}).items() for x in ("--set-for", model, f"{k}={text(v)}")]
+
+
 def model_slug(model: str) -> str:
     """A file-name-safe form of a model name (``tsl:GraphWaveNetModel`` -> ``tsl-GraphWaveNetModel``)."""
     return model.replace(":", "-").replace("/", "-")

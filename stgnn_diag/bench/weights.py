@@ -20,13 +20,14 @@ import torch
 from ..training import load_checkpoint
 from ..training.safe_load import load_file
 from ..zoo.pretrained import sha256, weights_dir
-from .grid import override_flags
+from .grid import model_override_flags, override_flags
 
 
 def _command(res: Dict) -> str:
-    """The ``stgnn-diag bench`` command that trains the unit again: its preset, and each budget override the
-    unit ran with as its own flag (``--lr 0.002``)."""
-    flags = "".join(" " + f for f in override_flags(res.get("overrides")))
+    """The ``stgnn-diag bench`` command that trains the unit again: its preset, each budget override the
+    unit ran with as its own flag (``--lr 0.002``) and each model override (``--set-for NAME input_mask=true``)."""
+    flags = "".join(" " + f for f in override_flags(res.get("overrides"))
+                    + model_override_flags(res["model"], res.get("model_overrides")))
     return (f"stgnn-diag bench --models {res['model']} --seeds {res['seed']} --budgets {res['budget']}{flags} "
             f"--protocols {res['protocol']} --horizons {res['horizon']} --isolate --results <folder>")
 

@@ -63,6 +63,21 @@ def test_export_command_repeats_the_budget_overrides():
     assert "--lr" not in _command({**res, "overrides": {}})
 
 
+def test_export_command_repeats_the_model_overrides_so_the_grid_rebuilds_the_same_unit():
+    import shlex
+
+    from stgnn_diag.bench.cli import grid_from_args
+    from stgnn_diag.cli import build_parser
+
+    res = {"model": "tas_attn_none", "seed": 1, "budget": "cpu-15min", "protocol": "dcrnn", "horizon": 12,
+           "overrides": {"max_epochs": 10}, "model_overrides": {"input_mask": True, "hidden_size": 48, "graph_conv": "gcn"}}
+    cmd = _command(res)
+    assert "--set-for tas_attn_none input_mask=true --set-for tas_attn_none hidden_size=48" in cmd
+    args = build_parser().parse_args(shlex.split(cmd.replace("<folder>", "out"))[1:])
+    (unit,) = grid_from_args(args).units()
+    assert dict(unit.model_overrides) == res["model_overrides"] and dict(unit.overrides)["max_epochs"] == 10
+
+
 def test_create_model_pretrained_loads_the_trained_weights(weights_env):
     base, _, cfg = weights_env
     assert stgnn_diag.list_models(pretrained=True) == ["tts_attn_penalty"]
