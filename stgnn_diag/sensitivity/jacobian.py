@@ -10,7 +10,7 @@ from torch import Tensor, nn
 from .dense import iter_jacobian_chunks
 from .model_state import evaluation_mode, functorch_ready
 from .norms import block_norm, check_norm
-from .structured import StructuredJacobian, UnsupportedModel
+from .structured import StructuredJacobian, UnsupportedModel, encode_window
 
 WRT = ("input", "encoded")
 OUTPUTS = ("prediction", "hidden")
@@ -198,7 +198,7 @@ def _jacobian(model, x, edge_index, edge_weight, u, mask, wrt, output, norm, out
     with torch.no_grad():
         if staged:
             ei, ew, u4 = model.check_inputs(x, edge_index, edge_weight, u)
-            h0 = model.encode(x, u4, mask) if mask is not None else model.encode(x, u4)
+            h0 = encode_window(model, x, u4, mask)
             hidden = model.process(h0, ei, ew, u4)
             y = hidden if output == "hidden" else model.decode(hidden)
         else:
@@ -255,8 +255,7 @@ def _jacobian(model, x, edge_index, edge_weight, u, mask, wrt, output, norm, out
             b = z.shape[0]
             mb = _expand_batch(mask, b)
             if output == "hidden":
-                h = model.encode(z, _expand_batch(u4, b), mb) if mb is not None else model.encode(z, _expand_batch(u4, b))
-                out = model.process(h, ei, ew, _expand_batch(u4, b))
+                out = model.process(encode_window(model, z, _expand_batch(u4, b), mb), ei, ew, _expand_batch(u4, b))
             else:
                 out = _call(model, z, edge_index, edge_weight, _expand_batch(u, b), mb)
             return out[:, steps_d][:, :, nodes_d]

@@ -42,8 +42,8 @@ from .graph_conv import conv_terms
 from .graph_step import GraphStep, PulledBack
 from .layer_norm import NormLin
 from .readout_step import ReadoutStep
-from .support import ELEMENTWISE, UnsupportedModel
+from .support import ELEMENTWISE, UnsupportedModel, encode_window
 from .temporal_step import TemporalStep
 
-__all__ = ["StructuredJacobian", "UnsupportedModel", "ELEMENTWISE", "conv_terms", "NormLin", "TemporalStep",
+__all__ = ["StructuredJacobian", "UnsupportedModel", "encode_window", "ELEMENTWISE", "conv_terms", "NormLin", "TemporalStep",
            "GraphStep", "PulledBack", "ReadoutStep", "pack_chunks", "tangent_row_bytes"]

@@ -15,7 +15,7 @@ from .chunking import pack_chunks, tangent_row_bytes
 from . import graph_step
 from .graph_step import _graph_step
 from .readout_step import _readout_step
-from .support import UnsupportedModel
+from .support import UnsupportedModel, encode_window
 from .temporal_step import _temporal_step
 
 
@@ -51,7 +51,7 @@ class StructuredJacobian:
         with torch.no_grad():
             ei, ew, u4 = model.check_inputs(x, edge_index, edge_weight, u)
             self.x, self.u4, self.x_mask = x, u4, x_mask
-            self.h0 = self._encode(x, u4, x_mask)
+            self.h0 = encode_window(model, x, u4, x_mask)
             records = []
             hook = lambda mod, args, kwargs, out: records.append((mod, args, kwargs, out))  # noqa: E731
             handles = [m.register_forward_hook(hook, with_kwargs=True) for m in model.modules()
@@ -81,9 +81,6 @@ class StructuredJacobian:
         with torch.no_grad():
             out = model.decode(self.h_final) if output == "prediction" else self.h_final  # [1, T_out, N, F_out]
         self.t_out, self.f_out = out.shape[1], out.shape[-1]
-
-    def _encode(self, x: Tensor, u: Optional[Tensor], x_mask: Optional[Tensor]) -> Tensor:
-        return self.model.encode(x, u) if x_mask is None else self.model.encode(x, u, x_mask)
 
     # -- sizes ---------------------------------------------------------------------------------
     @property
@@ -136,7 +133,7 @@ class StructuredJacobian:
         xr = self.x.expand(kk, t, n, f).contiguous()
         ur = None if self.u4 is None else self.u4.expand(kk, *self.u4.shape[1:])
         mr = None if self.x_mask is None else self.x_mask.expand(kk, *self.x_mask.shape[1:])
-        _, dh = jvp(lambda z: self._encode(z, ur, mr), (xr,), (e,))
+        _, dh = jvp(lambda z: encode_window(self.model, z, ur, mr), (xr,), (e,))
         return dh.permute(2, 0, 1, 3)  # [N, K, T, d]
 
     def _chunks(self, groups: Tensor, bytes_per_row: float, budget_mb: float) -> List[Tensor]:

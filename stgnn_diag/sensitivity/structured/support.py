@@ -8,6 +8,12 @@ from torch import Tensor, nn
 ELEMENTWISE = (nn.Identity, nn.ReLU, nn.GELU, nn.ELU, nn.LeakyReLU, nn.Tanh, nn.Sigmoid, nn.SiLU, nn.Softplus)
 
 
+def encode_window(model: nn.Module, x: Tensor, u, x_mask) -> Tensor:
+    """``model.encode(x, u)``, with the mask of observed readings for a model built with ``input_mask=True``
+    (``x_mask`` None otherwise: the template models' ``encode`` takes no mask)."""
+    return model.encode(x, u) if x_mask is None else model.encode(x, u, x_mask)
+
+
 class UnsupportedModel(Exception):
     """The structured engine cannot handle this model; the message says why."""
 
