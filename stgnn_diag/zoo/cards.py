@@ -89,7 +89,8 @@ def render_pretrained(name: str) -> str:
         out += [_row(b, m) for b, m in c.get("baselines", {}).items()]
         out += ["", f"Inputs: x scaled with mean {_num(inp['scaler_mean'])} / std {_num(inp['scaler_std'])} "
                     f"(`{inp['covariates']}` covariates: {inp['covariate_encoding']}); window {inp['window']}, "
-                    f"horizon {inp['horizon']}; {inp['edge_direction']}.\n",
+                    f"horizon {inp['horizon']}; {inp['edge_direction']}"
+                    + (f"; x_mask {inp['x_mask']}" if "x_mask" in inp else "") + ".\n",
                 f"Reproduce: `{c['command']}` (commit `{(c.get('git_commit') or '?')[:10]}`).\n"]
     return "\n".join(out)
 
