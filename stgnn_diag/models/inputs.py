@@ -74,8 +74,9 @@ def check_mask(model, x: Tensor, mask: Optional[Tensor]) -> Optional[Tensor]:
     bool or 0 / 1) when ``model.input_mask``, refused otherwise. Returns it as ``x``'s dtype, or None."""
     if not getattr(model, "input_mask", False):
         if mask is not None:
-            raise ValueError("x_mask was given but the model was built with input_mask=False (it reads x as given); "
-                             "build it with input_mask=True to mark missing readings.")
+            raise ValueError(f"x_mask was given but {type(model).__name__} reads no mask of observed readings (built "
+                             f"with input_mask=False: it reads x as given); build it with input_mask=True to mark "
+                             f"missing readings.")
         return None
     if mask is None:
         raise ValueError("The model was built with input_mask=True; pass x_mask [batch, time, nodes, features] (True = "

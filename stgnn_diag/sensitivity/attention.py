@@ -8,6 +8,7 @@ import torch
 from torch import Tensor, nn
 
 from ..nn import TemporalAttention
+from .jacobian import window_mask
 from .model_state import evaluation_mode
 
 
@@ -124,10 +125,7 @@ def attention_diagnostics(model: nn.Module, x: Tensor, edge_index, edge_weight: 
         x = x.unsqueeze(0)
         if u is not None and u.dim() in (2, 3) and u.shape[0] == x.shape[1]:
             u = u.unsqueeze(0)
-        if x_mask is not None and x_mask.dim() == 3:
-            x_mask = x_mask.unsqueeze(0)
-    if getattr(model, "input_mask", False) and x_mask is None:
-        x_mask = torch.ones(x.shape, dtype=torch.bool, device=x.device)
+    x_mask = window_mask(model, x, x_mask)
     maps: Dict[str, List[Tensor]] = {name: [] for name in layers}
     busy = set()
 

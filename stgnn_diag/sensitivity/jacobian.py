@@ -7,6 +7,7 @@ from typing import Any, Dict, Optional, Sequence, Tuple, Union
 import torch
 from torch import Tensor, nn
 
+from ..models.inputs import check_mask
 from .dense import iter_jacobian_chunks
 from .model_state import evaluation_mode, functorch_ready
 from .norms import block_norm, check_norm
@@ -63,27 +64,18 @@ def _call(model: nn.Module, x: Tensor, edge_index, edge_weight, u, x_mask: Optio
 
 
 def window_mask(model: nn.Module, x: Tensor, mask: Optional[Tensor]) -> Optional[Tensor]:
-    """The mask of observed readings to hand a model built with ``input_mask=True`` (``mask`` as given, or
-    every reading observed when None), as ``[1, T, N, 1 or F]`` bool; None for a model that reads none
-    (``ValueError`` if one was given: it would be ignored).
+    """The mask of observed readings to hand a model built with ``input_mask=True``: ``mask`` as given, or every
+    reading observed when None, checked by :func:`~stgnn_diag.models.inputs.check_mask` (as ``x``'s dtype); None
+    for a model that reads none (``ValueError`` if one was given: it would be ignored).
 
     Shapes:
-        x ``[1, T, N, F]``, mask ``[T, N, F]``, ``[T, N, 1]`` or with a leading batch of 1.
+        x ``[B, T, N, F]``, mask ``[B, T, N, F or 1]`` (or ``[T, N, F or 1]`` for ``B = 1``).
     """
-    if not getattr(model, "input_mask", False):
-        if mask is not None:
-            raise ValueError(f"x_mask was given but {type(model).__name__} reads no mask of observed readings "
-                             f"(built without input_mask=True).")
-        return None
-    if mask is None:
-        return torch.ones(x.shape, dtype=torch.bool, device=x.device)
-    mask = torch.as_tensor(mask, device=x.device)
-    if mask.dim() == 3:
+    if getattr(model, "input_mask", False) and mask is None:
+        mask = torch.ones(x.shape, dtype=torch.bool, device=x.device)
+    elif mask is not None and mask.dim() == 3:
         mask = mask.unsqueeze(0)
-    if mask.dim() != 4 or mask.shape[:3] != x.shape[:3] or mask.shape[-1] not in (1, x.shape[-1]):
-        raise ValueError(f"x_mask must have the window's shape {tuple(x.shape[1:])} (or one feature), "
-                         f"got {tuple(mask.shape)}.")
-    return mask.bool()
+    return check_mask(model, x, mask)
 
 
 def _expand_batch(u: Optional[Tensor], b: int) -> Optional[Tensor]:

@@ -97,10 +97,8 @@ class ForecastModule(L.LightningModule):
         with ``input_mask=True`` also gets the mask of :meth:`observed`)."""
         k = COVARIATES[self.covariates]
         u = u[..., :k] if (u is not None and k) else None
-        if getattr(self.model, "input_mask", False):
-            out = self.model(x, self.edge_index, self.edge_weight, u=u, x_mask=self.observed(x))
-        else:
-            out = self.model(x, self.edge_index, self.edge_weight, u=u)
+        mask = {"x_mask": self.observed(x)} if getattr(self.model, "input_mask", False) else {}
+        out = self.model(x, self.edge_index, self.edge_weight, u=u, **mask)
         return out * self.scaler_std + self.scaler_mean
 
     def _loss(self, batch: Dict[str, Tensor]) -> Tensor:
