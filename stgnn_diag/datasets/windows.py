@@ -45,7 +45,9 @@ class WindowDataset(Dataset):
         * ``u``: ``[window, exog]`` float32, covariates of the input steps (exog = 8:
           time of day, one-hot day of week), shared by all nodes;
         * ``y``: ``[horizon, nodes, 1]`` float32, speed in mph (not scaled);
-        * ``mask``: ``[horizon, nodes, 1]`` bool, ``y != 0``.
+        * ``mask``: ``[horizon, nodes, 1]`` bool, ``y != 0``;
+        * ``x_mask``: ``[window, nodes, 1]`` bool, the observed input readings (speed ``!= 0``), for the
+          models built with ``input_mask=True``.
 
         A batch adds a leading ``[batch]`` dimension to each.
     """
@@ -125,7 +127,8 @@ class WindowDataset(Dataset):
 
         Returns:
             dict with ``x [B, window, nodes, 1]``, ``u [B, window, exog]``,
-            ``y [B, horizon, nodes, 1]``, ``mask [B, horizon, nodes, 1]`` (see the class doc).
+            ``y [B, horizon, nodes, 1]``, ``mask [B, horizon, nodes, 1]``, ``x_mask [B, window, nodes, 1]``
+            (see the class doc).
         """
         if not isinstance(positions, Tensor) or positions.dtype != torch.long:
             positions = self._positions(positions)
@@ -134,7 +137,8 @@ class WindowDataset(Dataset):
         x = self.scaled.index_select(0, tx.reshape(-1)).view(b, self.window, n, 1)
         u = self.cov.index_select(0, tx.reshape(-1)).view(b, self.window, -1)
         y = self.speed.index_select(0, ty.reshape(-1)).view(b, self.horizon, n, 1)
-        return {"x": x, "u": u, "y": y, "mask": y != 0}
+        x_mask = self.speed.index_select(0, tx.reshape(-1)).view(b, self.window, n, 1) != 0
+        return {"x": x, "u": u, "y": y, "mask": y != 0, "x_mask": x_mask}
 
     # ------------------------------------------------------------------ numpy views for evaluation
     def targets(self) -> np.ndarray:

@@ -1,7 +1,7 @@
 """Input checks shared by the models of the tsl contract (``x [b, t, n, f]``, graph, covariates ``u``)."""
 from __future__ import annotations
 
-from typing import Optional, Tuple
+from typing import Dict, Optional, Tuple
 
 import torch
 from torch import Tensor
@@ -67,6 +67,12 @@ def check_inputs(model, x: Tensor, edge_index, edge_weight: Optional[Tensor], u:
         raise ValueError(f"u must have shape [{b}, {t}, {model.exog_size}] or [{b}, {t}, {n}, "
                          f"{model.exog_size}], got {tuple(u.shape)}.")
     return edge_index, edge_weight, u.to(x.dtype)
+
+
+def mask_kwargs(model, x_mask: Optional[Tensor]) -> Dict[str, Tensor]:
+    """The keyword a forward call passes ``model``: ``{"x_mask": x_mask}`` when it reads a mask of observed readings
+    (built with ``input_mask=True``), ``{}`` otherwise (the other models take no ``x_mask``)."""
+    return {"x_mask": x_mask} if getattr(model, "input_mask", False) else {}
 
 
 def check_mask(model, x: Tensor, mask: Optional[Tensor]) -> Optional[Tensor]:

@@ -73,6 +73,7 @@ def run(args: argparse.Namespace) -> int:
     from .checkpoint import CheckpointFormatError, build_model
     from ..datasets import DEFAULT_DATASET
     from .data import dataset_window, exog_for
+    from ..models.inputs import mask_kwargs
 
     if not args.model and not args.checkpoint:
         print("stgnn-diag sensitivity: error: give --model NAME (and/or --checkpoint PATH)", file=sys.stderr)
@@ -103,9 +104,8 @@ def run(args: argparse.Namespace) -> int:
     name = minfo["model"]
     out = Path(args.out or f"runs/sensitivity/{name}-{args.split}{window.index}")
     u = exog_for(model, window.u)
-    x_mask = window.x_mask if getattr(model, "input_mask", False) else None
-    res = analyze_window(model, window.x, window.edge_index, window.edge_weight, u, x_mask=x_mask, norm=args.norm,
-                         directed=args.directed, hidden=not args.no_hidden, budget_mb=args.budget_mb,
+    res = analyze_window(model, window.x, window.edge_index, window.edge_weight, u, **mask_kwargs(model, window.x_mask),
+                         norm=args.norm, directed=args.directed, hidden=not args.no_hidden, budget_mb=args.budget_mb,
                          progress=not args.no_progress)
     meta = {**minfo, "dataset": window.dataset, "window": window.index, "split": window.split, "protocol": window.protocol,
             "norm": args.norm, "directed_hops": args.directed, "seed": None if minfo["trained"] else args.seed}

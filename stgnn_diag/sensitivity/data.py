@@ -67,10 +67,8 @@ def dataset_window(index: int = 0, split: str = "test", root=None, protocol: str
     part = splits[split]
     i = check_window_index(index, len(part), split)
     w = part[i]
-    start = int(part.starts[i])
-    mask = (part.speed[start:start + part.window] != 0).reshape(w["x"].shape)
     return Window(w["x"], w["u"], ds.edge_index, ds.edge_weight, i, split, protocol, len(part),
-                  getattr(ds, "key", DEFAULT_DATASET), mask)
+                  getattr(ds, "key", DEFAULT_DATASET), w["x_mask"])
 
 
 def exog_for(model: nn.Module, u: Optional[Tensor]) -> Optional[Tensor]:

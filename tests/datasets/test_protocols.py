@@ -66,8 +66,9 @@ def test_items_match_naive_slicing(metr_la, dcrnn_splits):
         np.testing.assert_allclose(item["x"][..., 0].numpy(), x, rtol=1e-6, atol=1e-5)
         assert np.array_equal(item["y"][..., 0].numpy(), metr_la.speed[t0 + 12:t0 + 24])
         assert torch.equal(item["mask"], item["y"] != 0)
+        assert np.array_equal(item["x_mask"][..., 0].numpy(), metr_la.speed[t0:t0 + 12] != 0)
         assert np.array_equal(item["u"].numpy(), metr_la.covariates()[t0:t0 + 12])
-    assert set(item) == {"x", "u", "y", "mask"}
+    assert set(item) == {"x", "u", "y", "mask", "x_mask"}
     assert item["x"].shape == (12, 207, 1) and item["u"].shape == (12, 8)
     assert item["y"].shape == (12, 207, 1) and item["mask"].dtype == torch.bool
 
@@ -77,7 +78,7 @@ def test_batch_equals_stacked_items(dcrnn_splits):
     ds = dcrnn_splits.val
     idx = [5, 0, 77, len(ds) - 1]
     batch = ds[idx]
-    for key in ("x", "u", "y", "mask"):
+    for key in ("x", "u", "y", "mask", "x_mask"):
         assert torch.equal(batch[key], torch.stack([ds[i][key] for i in idx]))
     assert torch.equal(ds[np.array(idx)]["x"], batch["x"])
     assert torch.equal(ds[torch.tensor(idx)]["y"], batch["y"])

@@ -8,6 +8,7 @@ from typing import Dict, Tuple
 import numpy as np
 import torch
 
+from ...models.inputs import mask_kwargs
 from ...nn import TemporalAttention
 from ..analysis import analyze_window
 from ..attention import attention_diagnostics
@@ -16,22 +17,24 @@ from ..paths import path_bounds, path_norm_summary
 from .models import get_model, test_mae
 
 
-def last_attention_input(model, x, ei, ew, u):
-    """The input ``[T, N, d]`` of the model's last TemporalAttention on one window, and the layer."""
+def last_attention_input(model, x, ei, ew, u, x_mask=None):
+    """The input ``[T, N, d]`` of the model's last TemporalAttention on one window (``x [T, N, F]``, and
+    its observed readings ``x_mask`` for a model built with ``input_mask=True``), and the layer."""
     layers = [m for m in model.modules() if isinstance(m, TemporalAttention)]
     layer, store = layers[-1], {}
     h = layer.register_forward_hook(lambda mod, a, o: store.setdefault("x", a[0].detach()))
     try:
         with torch.no_grad():
-            model(x.unsqueeze(0), ei, ew, u=None if u is None else u.unsqueeze(0))
+            model(x.unsqueeze(0), ei, ew, u=None if u is None else u.unsqueeze(0),
+                  **mask_kwargs(model, None if x_mask is None else x_mask.unsqueeze(0)))
     finally:
         h.remove()
     return store["x"][0], layer
 
 
-def layer_paths(model, x, ei, ew, u, nodes) -> Dict[str, float]:
+def layer_paths(model, x, ei, ew, u, nodes, x_mask=None) -> Dict[str, float]:
     """Mean path norms of the last attention layer over the sequences of ``nodes`` (float64)."""
-    xin, layer = last_attention_input(model, x, ei, ew, u)
+    xin, layer = last_attention_input(model, x, ei, ew, u, x_mask)
     lay = copy.deepcopy(layer).double().eval()
     acc: Dict[str, float] = {}
     for n in nodes:
@@ -133,9 +136,11 @@ def measure_models(args, ds, splits) -> Tuple[Dict[str, dict], Dict[str, tuple]]
             name = f"{arch}_{var}"
             model, source = get_model(name, args, splits)
             u = exog_for(model, w["u"])  # a checkpoint trained with covariates takes them; None otherwise
-            res = analyze_window(model, x, ei, ew, u, directed=False, hidden=True, progress=not args.no_progress)
-            att = attention_diagnostics(model, batch["x"], ei, ew, u=exog_for(model, batch["u"]))
-            paths = layer_paths(model, x, ei, ew, u, nodes)
+            res = analyze_window(model, x, ei, ew, u, **mask_kwargs(model, w["x_mask"]), directed=False, hidden=True,
+                                 progress=not args.no_progress)
+            att = attention_diagnostics(model, batch["x"], ei, ew, u=exog_for(model, batch["u"]),
+                                        **mask_kwargs(model, batch["x_mask"]))
+            paths = layer_paths(model, x, ei, ew, u, nodes, w["x_mask"])
             analyses[name] = (res, att)
             means = [float(np.nanmean(res.profile.mean[i].numpy())) for i, hv in enumerate(res.profile.hops)
                      if math.isfinite(hv) and hv <= res.summary["max_hop_reached"]]

@@ -9,6 +9,7 @@ import numpy as np
 import torch
 from tqdm.auto import tqdm
 
+from ...models.inputs import mask_kwargs
 from ...zoo import create_model
 from ..checkpoint import build_model
 
@@ -31,7 +32,7 @@ def brief_train(model, splits, steps: int, batch_size: int = 16, lr: float = 3e-
     for _ in tqdm(range(steps), disable=not progress, desc="brief training", leave=False):
         b = tr.get_batch(torch.randint(0, len(tr), (batch_size,), generator=g))
         u = b["u"][..., :model.exog_size] if model.exog_size else None
-        pred = model(b["x"], ei, ew, u=u)
+        pred = model(b["x"], ei, ew, u=u, **mask_kwargs(model, b["x_mask"]))
         mask = b["mask"].to(pred.dtype)
         loss = (((pred - (b["y"] - mean) / std).abs()) * mask).sum() / mask.sum().clamp(min=1)
         opt.zero_grad()
@@ -53,7 +54,7 @@ def test_mae(model, splits, n_windows: int = 256) -> float:
     for s in range(0, n_windows, 64):
         b = ds.get_batch(pos[s:s + 64])
         u = b["u"][..., :model.exog_size] if model.exog_size else None
-        pred = model(b["x"], splits.edge_index, splits.edge_weight, u=u) * std + mean
+        pred = model(b["x"], splits.edge_index, splits.edge_weight, u=u, **mask_kwargs(model, b["x_mask"])) * std + mean
         m = b["mask"]
         err += float((pred - b["y"]).abs()[m].sum())
         cnt += float(m.sum())
