@@ -6,7 +6,7 @@ from typing import Optional, Tuple, Union
 
 from torch import Tensor, nn
 
-from .embeddings import CalendarNodeEmbedding, STEmbedding
+from .embeddings import CalendarNodeEmbedding, STEmbedding, fill_missing
 from .inputs import check_inputs, check_mask, check_sizes, reset_children
 from .sublayers import GraphSublayer, TemporalBlock, make_graph_conv
 from .window_readout import HorizonHead, WindowSummary
@@ -63,6 +63,10 @@ class STForecasterBase(nn.Module):
         input_mask: the forward call takes ``x_mask`` (True = observed reading; named apart from tsl's
             ``mask``, which masks the targets) and the embedding reads each missing reading as the last observed one plus a flag
             (:class:`~stgnn_diag.models.embeddings.STEmbedding`).
+        level_skip: add each node's last input reading (with ``input_mask``, the last observed one) to every
+            predicted step: the layers and the read-out forecast the change from it. The forward output is then
+            ``decode(process(encode(x))) + x[:, -1]``, so the sensitivity tools' ``wrt="encoded"`` and
+            ``output="hidden"`` Jacobians leave the skip out; ``wrt="input"`` (the forward call) includes it.
 
     Shapes:
         - x: ``[batch, window, nodes, input_size]``
@@ -81,7 +85,7 @@ class STForecasterBase(nn.Module):
                  readout_size: int = 128, readout_layers: int = 2, readout_embedding: bool = True,
                  embedding_skip: bool = False, graph_conv: str = "diffusion", k: int = 2,
                  adaptive: Union[bool, str] = False, emb_size: int = 10, patch_size: int = 1,
-                 input_mask: bool = False):
+                 input_mask: bool = False, level_skip: bool = False):
         super().__init__()
         check_sizes(dict(input_size=input_size, horizon=horizon, hidden_size=hidden_size, window=window,
                          readout_size=readout_size), n_nodes, exog_size)
@@ -100,6 +104,12 @@ class STForecasterBase(nn.Module):
         self.embedding = STEmbedding(input_size, hidden_size, window, n_nodes, tod_embedding, dow_embedding,
                                      node_embedding, adaptive_embedding, patch_size, input_mask)
         self.input_mask = input_mask
+        if not isinstance(level_skip, bool):
+            raise ValueError(f"level_skip must be True or False, got {level_skip!r}.")
+        if level_skip and self.output_size > input_size:
+            raise ValueError(f"level_skip=True adds each node's last input reading to its output channels: it needs "
+                             f"output_size <= input_size, got {self.output_size} > {input_size}.")
+        self.level_skip = level_skip
         self.patch_size, self.tokens = patch_size, self.embedding.tokens
         self.summary = WindowSummary(self.tokens, hidden_size, readout_size)
         self.skip = WindowSummary(self.tokens, hidden_size, readout_size) if embedding_skip else None
@@ -161,4 +171,8 @@ class STForecasterBase(nn.Module):
         edge_index, edge_weight, u = self.check_inputs(x, edge_index, edge_weight, u)
         x_mask = check_mask(self, x, x_mask)
         h = self.process(self.encode(x, u, x_mask), edge_index, edge_weight, u)
-        return self.decode(h)
+        y = self.decode(h)
+        if self.level_skip:
+            last = x if x_mask is None else fill_missing(x, x_mask)
+            y = y + last[:, -1:, :, :self.output_size]
+        return y

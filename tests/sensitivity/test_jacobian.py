@@ -42,6 +42,7 @@ FORECASTERS = [
     ("tas_attn_dropout", dict(adaptive=True, causal=True)),
     ("tas_attn_none", dict(adaptive="lowrank", k=1, ffn_size=0, heads=1)),
     ("tas_attn_penalty", dict(patch_size=2, heads=1)),
+    ("tts_attn_none", dict(level_skip=True)),
 ]
 
 
