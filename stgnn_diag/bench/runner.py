@@ -52,7 +52,7 @@ from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Unio
 
 from ..datasets.registry import recorded_dataset
 from ..training.budgets import budget_overrides
-from ..training.run_dir import RunBusyError, changed_fields
+from ..training.run_dir import RunBusyError, changed_fields, model_kwargs_changes
 from .calibration import gemm_gflops
 from .grid import BUDGET_OVERRIDE_KEYS, GridError, GridSpec, Unit, is_cpu_budget, result_settings
 from .worker import BUSY_EXIT
@@ -235,10 +235,12 @@ def model_changes(unit: Unit, stored: Dict[str, Any]) -> Dict[str, tuple]:
     if unit.kind != "model" or not then or ":" in unit.model:
         return {}
     from ..zoo import resolved_config
+    from ..zoo.registry import resolved_defaults
 
     kwargs = {**dict(unit_budget(unit).model_overrides), **dict(unit.model_overrides),
               **{k: then[k] for k in DATA_MODEL_ARGUMENTS if k in then}}
-    return changed_fields(_roundtrip(then), _roundtrip(resolved_config(unit.model, **kwargs)["model_kwargs"]))
+    return model_kwargs_changes(_roundtrip(then), _roundtrip(resolved_config(unit.model, **kwargs)["model_kwargs"]),
+                                _roundtrip(resolved_defaults(unit.model, **kwargs)))
 
 
 def _changed(changes: Dict[str, tuple]) -> str:

@@ -135,6 +135,14 @@ def changed_fields(then: Dict[str, Any], now: Dict[str, Any], ignore: Iterable[s
     return {k: (then.get(k), now.get(k)) for k in sorted(keys) if then.get(k) != now.get(k)}
 
 
+def model_kwargs_changes(then: Dict[str, Any], now: Dict[str, Any], defaults: Dict[str, Any]) -> Dict[str, tuple]:
+    """:func:`changed_fields` of two recorded model configurations, except an argument that ``then`` lacks and
+    ``now`` holds at its constructor default (``defaults``): the library gives a new model option the default
+    that builds the model as it was before, so a run recorded before the option existed was built with it."""
+    added = {k: v for k, v in now.items() if k not in then and k in defaults and defaults[k] == v}
+    return changed_fields({**added, **then}, now)
+
+
 def check_same_run(out_dir: Path, config: Dict[str, Any], ignore: Iterable[str] = RESUMABLE_CHANGES,
                    absent_means: Optional[Dict[str, Any]] = None) -> None:
     """Raise :class:`RunDirError` unless ``config`` is the run recorded in ``out_dir/config.json``
@@ -153,15 +161,17 @@ def check_same_run(out_dir: Path, config: Dict[str, Any], ignore: Iterable[str] 
                           f"run's own settings, or start a new run in another --out.")
 
 
-def check_same_model(out_dir: Path, model_config: Dict[str, Any]) -> None:
+def check_same_model(out_dir: Path, model_config: Dict[str, Any], defaults: Dict[str, Any]) -> None:
     """Raise :class:`RunDirError` unless ``model_config`` (``model.config`` of the model a resume builds) is
     the one recorded in ``out_dir/config.json``: a zoo entry whose defaults changed since the run started
-    builds another model under the same name. Runs recorded before ``config.json`` held it are not checked."""
+    builds another model under the same name (an option added since, at its constructor default in
+    ``defaults``, is no change: :func:`model_kwargs_changes`). Runs recorded before ``config.json`` held it are
+    not checked."""
     saved = json.loads((Path(out_dir) / CONFIG_JSON).read_text()).get("model_config")
     if saved is None:
         return
     then, now = saved.get("model_kwargs", {}), json.loads(json.dumps(model_config, default=str))["model_kwargs"]
-    diff = changed_fields(then, now)
+    diff = model_kwargs_changes(then, now, json.loads(json.dumps(defaults, default=str)))
     if diff:
         said = "; ".join(f"{k}: the run has {a!r}, now {b!r}" for k, (a, b) in diff.items())
         raise RunDirError(f"--resume would build another {model_config['name']!r} than the run in {out_dir} ({said}): "

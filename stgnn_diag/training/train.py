@@ -18,6 +18,7 @@ from lightning.pytorch.utilities.rank_zero import rank_zero_only
 
 from ..datasets import DEFAULT_DATASET, check_dataset_name, get_dataset, make_splits
 from ..zoo import check_model_name, get_entry
+from ..zoo.registry import constructor_defaults
 from .budgets import Budget, budget_overrides, get_budget
 from .checkpoint_io import AtomicCheckpointIO
 from .data import WindowDataModule
@@ -227,7 +228,7 @@ def _fit_and_test(cfg: TrainConfig, budget: Budget, config: Dict[str, Any], max_
     # every constructor argument of the model: a later change of a zoo default cannot pass for this run
     config["model_config"] = json.loads(json.dumps(module.model.config, default=str))
     if resume_from is not None and rank_zero_only.rank == 0:
-        check_same_model(out, config["model_config"])
+        check_same_model(out, config["model_config"], constructor_defaults(module.model))
     if cfg.max_steps:
         module.schedule_steps = cfg.max_steps
     if resume_from is None and rank_zero_only.rank == 0:

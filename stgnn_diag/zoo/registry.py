@@ -175,6 +175,15 @@ def resolved_config(name: str, **overrides) -> Dict:
         return create_model(name, **overrides).config
 
 
+def resolved_defaults(name: str, **overrides) -> Dict:
+    """The constructor defaults (:func:`constructor_defaults`) of the model ``create_model(name, **overrides)``
+    builds (on the ``meta`` device): the value each argument takes when a configuration does not name it."""
+    import torch
+
+    with torch.device("meta"):
+        return constructor_defaults(create_model(name, **overrides))
+
+
 def constructor_arguments(cls: type) -> set:
     """Names of the keyword arguments the constructors in ``cls``'s MRO declare (up to ``nn.Module``)."""
     out = set()
@@ -208,7 +217,7 @@ def check_model_arguments(name: str, overrides: Dict) -> None:
     _check_argument_names(get_entry(name), overrides)
 
 
-def _constructor_defaults(model: nn.Module) -> Dict:
+def constructor_defaults(model: nn.Module) -> Dict:
     """Keyword defaults of the constructors in ``type(model)``'s MRO up to ``nn.Module`` (a subclass's
     defaults over its bases': an architecture passes ``**kwargs`` on to its base)."""
     out: Dict = {}
@@ -223,6 +232,6 @@ def _with_config(model: nn.Module, name: str, kwargs: Dict) -> nn.Module:
     """Attach ``model.config = {"name", "model_kwargs"}`` (what ``save_pretrained`` writes); for the package's
     own entries every constructor argument is in it, so a later change of a default cannot change what a
     saved configuration builds."""
-    full = {**_constructor_defaults(model), **kwargs} if ":" not in name else dict(kwargs)
+    full = {**constructor_defaults(model), **kwargs} if ":" not in name else dict(kwargs)
     model.config = {"name": name, "model_kwargs": full}
     return model

@@ -1,4 +1,5 @@
 """The grid runner on real METR-LA: result files, skipping, resumption, interruption, failures, isolation."""
+import dataclasses
 import json
 import os
 import shutil
@@ -238,6 +239,14 @@ def test_a_result_trained_before_its_zoo_entry_changed_is_not_this_unit(tmp_path
     (run / "config.json").write_text(json.dumps({**_train_config_of(unit), "model_config": old["model_config"]}))
     with pytest.raises(GridError, match="model.temporal_layers"):
         runner._check_run_config(unit, run)
+    # an option the zoo gained after the result (absent from its record) is no change at its constructor default
+    old["model_config"]["model_kwargs"]["temporal_layers"] = now
+    del old["model_config"]["model_kwargs"]["level_skip"]
+    path.write_text(json.dumps(old))
+    assert run_grid([unit], tmp_path, progress=False, log=lambda s: None).outcomes[0].status == "skipped"
+    # ... but it is one when the unit asks for another value of it
+    skip = dataclasses.replace(unit, model_overrides=(("level_skip", True),))
+    assert runner.model_changes(skip, old) == {"level_skip": (None, True)}
     # a result without the record (trained before results kept it) is not checked
     del old["model_config"]
     path.write_text(json.dumps(old))

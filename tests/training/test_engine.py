@@ -322,3 +322,16 @@ def test_merged_log_keeps_epochs_from_every_attempt(tmp_path):
     assert log["epoch"] == [1, 2, 3]
     assert log["val_mae"] == [5.0, 4.4, 4.0]  # epoch 1 (index 1) from the later attempt
     assert log["train_mae"][0] == 6.0 and log["train_mae"][1] == 5.1
+
+
+def test_an_option_added_since_a_run_started_is_no_change_at_its_default():
+    """model_kwargs_changes: an argument the record lacks counts as its constructor default, nothing else."""
+    from stgnn_diag.training.run_dir import model_kwargs_changes
+
+    defaults = {"k": 2, "level_skip": False}
+    now = {"k": 1, "level_skip": False, "hidden_size": 32}
+    assert model_kwargs_changes({"k": 1, "hidden_size": 32}, now, defaults) == {}
+    assert model_kwargs_changes({"hidden_size": 32}, now, defaults) == {"k": (None, 1)}  # 1 is not k's default
+    assert model_kwargs_changes({"k": 1}, now, defaults) == {"hidden_size": (None, 32)}  # no default known
+    assert model_kwargs_changes({"k": 1, "hidden_size": 32}, {**now, "level_skip": True}, defaults) == {
+        "level_skip": (None, True)}
