@@ -234,13 +234,17 @@ def model_changes(unit: Unit, stored: Dict[str, Any]) -> Dict[str, tuple]:
     then = (stored.get("model_config") or {}).get("model_kwargs")
     if unit.kind != "model" or not then or ":" in unit.model:
         return {}
-    from ..zoo import resolved_config
-    from ..zoo.registry import resolved_defaults
+    import torch
+
+    from ..zoo import create_model
+    from ..zoo.registry import constructor_defaults
 
     kwargs = {**dict(unit_budget(unit).model_overrides), **dict(unit.model_overrides),
               **{k: then[k] for k in DATA_MODEL_ARGUMENTS if k in then}}
-    return model_kwargs_changes(_roundtrip(then), _roundtrip(resolved_config(unit.model, **kwargs)["model_kwargs"]),
-                                _roundtrip(resolved_defaults(unit.model, **kwargs)))
+    with torch.device("meta"):  # the configuration and defaults of the model, without allocating it
+        model = create_model(unit.model, **kwargs)
+    return model_kwargs_changes(_roundtrip(then), _roundtrip(model.config["model_kwargs"]),
+                                _roundtrip(constructor_defaults(model)))
 
 
 def _changed(changes: Dict[str, tuple]) -> str:

@@ -175,15 +175,6 @@ def resolved_config(name: str, **overrides) -> Dict:
         return create_model(name, **overrides).config
 
 
-def resolved_defaults(name: str, **overrides) -> Dict:
-    """The constructor defaults (:func:`constructor_defaults`) of the model ``create_model(name, **overrides)``
-    builds (on the ``meta`` device): the value each argument takes when a configuration does not name it."""
-    import torch
-
-    with torch.device("meta"):
-        return constructor_defaults(create_model(name, **overrides))
-
-
 def constructor_arguments(cls: type) -> set:
     """Names of the keyword arguments the constructors in ``cls``'s MRO declare (up to ``nn.Module``)."""
     out = set()
