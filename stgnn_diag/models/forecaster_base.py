@@ -76,6 +76,11 @@ class STForecasterBase(nn.Module):
         - output: ``[batch, horizon, nodes, output_size]``
     """
 
+    #: Options added after the zoo's first weights were saved (their configurations list every other constructor
+    #: argument). A saved configuration without one of them was saved before it existed and builds its model with the
+    #: option's constructor default, the model as it was: :func:`stgnn_diag.zoo.registry.saved_model_kwargs`.
+    ADDED_OPTIONS = ("input_mask", "level_skip")
+
     def __init__(self, input_size: int, output_size: Optional[int] = None, horizon: int = 12,
                  n_nodes: Optional[int] = None, hidden_size: int = 32, exog_size: int = 8, window: int = 12,
                  heads: int = 4, diag: str = "none", diag_p: float = 0.0, diag_penalty: float = 0.0,

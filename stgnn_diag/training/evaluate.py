@@ -86,7 +86,7 @@ def load_checkpoint(path: Union[str, Path], model: Optional[str] = None):
     explicit allow-list): a file that would run code is refused with :class:`CheckpointError`.
     """
     from ..zoo.pretrained import check_finite_state
-    from .module import ForecastModule
+    from .module import ForecastModule, saved_hparams
 
     path = Path(path)
     try:
@@ -102,7 +102,7 @@ def load_checkpoint(path: Union[str, Path], model: Optional[str] = None):
     state = ckpt["state_dict"]
     check_finite_state(state, path, CheckpointError)
     try:
-        module = ForecastModule(**hp)
+        module = ForecastModule(**saved_hparams(hp))
     except (TypeError, ValueError) as e:
         raise CheckpointError(f"{path} describes a model that cannot be built: {e}") from e
     module.on_load_checkpoint(ckpt)

@@ -9,6 +9,7 @@ from torch import Tensor
 
 from ..metrics import masked_mae
 from ..zoo import create_model
+from ..zoo.registry import saved_model_kwargs
 from .budgets import Budget
 from .schedule import warmup_cosine
 
@@ -18,6 +19,15 @@ MISSING_TOL = 1e-3
 
 #: Columns of the covariates ``u [.., 8]`` (time of day, one-hot weekday) per choice.
 COVARIATES = {"none": 0, "tod": 1, "tod_dow": 8}
+
+
+def saved_hparams(hp: Dict[str, Any]) -> Dict[str, Any]:
+    """A checkpoint's hyper-parameters with its model's arguments as
+    :func:`~stgnn_diag.zoo.registry.saved_model_kwargs` completes them (an option added since the checkpoint
+    was saved builds the model as it was)."""
+    if "model_name" not in hp or not isinstance(hp.get("model_kwargs"), dict):
+        return dict(hp)
+    return {**hp, "model_kwargs": saved_model_kwargs(hp["model_name"], hp["model_kwargs"])}
 
 
 class NonFiniteLossError(FloatingPointError):
@@ -197,9 +207,13 @@ class ForecastModule(L.LightningModule):
         """Lightning's loader, reading the file with the library's safe reader (``weights_only=True`` and
         an explicit allow-list; a file that would run code raises
         :class:`~stgnn_diag.training.safe_load.UnsafeCheckpointError`)."""
-        from .safe_load import allowed_globals
+        from .safe_load import allowed_globals, load_file
 
         allowed = allowed_globals(checkpoint_path)  # refuses before Lightning reads anything
+        if "model_kwargs" not in kwargs:  # Lightning builds the module from the saved ones, read here first
+            hp = saved_hparams(load_file(checkpoint_path, "cpu").get("hyper_parameters", {}))
+            if "model_kwargs" in hp:
+                kwargs["model_kwargs"] = hp["model_kwargs"]
         with torch.serialization.safe_globals(allowed):
             return super().load_from_checkpoint(checkpoint_path, map_location=map_location,
                                                 hparams_file=hparams_file, strict=strict, weights_only=True,

@@ -84,6 +84,7 @@ def _entry(cls: Type[nn.Module], defaults: dict, doc: str, name: str):
         return klass(**overrides)
 
     entry.defaults = defaults
+    entry.model_class = klass
     entry.accepts = frozenset(set(defaults) | constructor_arguments(cls))
     entry.__doc__ = doc
     return entry

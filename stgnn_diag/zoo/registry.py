@@ -149,7 +149,7 @@ def create_model(name: str, pretrained: Union[bool, str] = False, checkpoint_pat
 
         cfg = pretrained_cfg(name, pretrained)
         check_overrides(cfg, overrides)
-        kwargs = {**cfg["model_kwargs"], **overrides}
+        kwargs = {**saved_model_kwargs(name, cfg["model_kwargs"]), **overrides}
         model = load_weights(_with_config(entry.fn(**kwargs), name, {**entry.defaults, **kwargs}), cfg)
         model.pretrained_cfg = cfg
         return model
@@ -208,15 +208,29 @@ def check_model_arguments(name: str, overrides: Dict) -> None:
     _check_argument_names(get_entry(name), overrides)
 
 
-def constructor_defaults(model: nn.Module) -> Dict:
-    """Keyword defaults of the constructors in ``type(model)``'s MRO up to ``nn.Module`` (a subclass's
-    defaults over its bases': an architecture passes ``**kwargs`` on to its base)."""
+def constructor_defaults(model: Union[nn.Module, type]) -> Dict:
+    """Keyword defaults of the constructors in the MRO of ``model`` (a module or its class) up to ``nn.Module``
+    (a subclass's defaults over its bases': an architecture passes ``**kwargs`` on to its base)."""
     out: Dict = {}
-    for klass in reversed(type(model).__mro__):
+    for klass in reversed((model if isinstance(model, type) else type(model)).__mro__):
         if issubclass(klass, nn.Module) and klass is not nn.Module and "__init__" in vars(klass):
             params = inspect.signature(klass.__init__).parameters.values()
             out.update({p.name: p.default for p in params if p.default is not inspect.Parameter.empty})
     return out
+
+
+def saved_model_kwargs(name: str, model_kwargs: Dict) -> Dict:
+    """The arguments that rebuild the model of a saved configuration of entry ``name`` (a checkpoint's, a
+    ``save_pretrained`` folder's, a shipped tag's ``model_kwargs``: every constructor argument of the day): an
+    option of the entry's class's ``ADDED_OPTIONS`` that the configuration lacks was added after it was saved,
+    and takes its constructor default, which builds the model as it was, not the entry's default, which may
+    have changed since (``create_model(name, **model_kwargs)`` would take that one)."""
+    if ":" in name:
+        return dict(model_kwargs)
+    klass = getattr(get_entry(name).fn, "model_class", None)
+    added = getattr(klass, "ADDED_OPTIONS", ())
+    before = {k: v for k, v in constructor_defaults(klass).items() if k in added} if added else {}
+    return {**{k: v for k, v in before.items() if k not in model_kwargs}, **model_kwargs}
 
 
 def _with_config(model: nn.Module, name: str, kwargs: Dict) -> nn.Module:

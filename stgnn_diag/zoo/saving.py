@@ -71,7 +71,7 @@ def from_pretrained(directory: Union[str, Path], **overrides) -> nn.Module:
     architecture is a :class:`~stgnn_diag.zoo.pretrained.PretrainedError`. The folder's config is kept as
     ``model.pretrained_cfg``.
     """
-    from .registry import create_model
+    from .registry import create_model, saved_model_kwargs
 
     d = Path(directory)
     if not (d / CONFIG).is_file():
@@ -81,7 +81,7 @@ def from_pretrained(directory: Union[str, Path], **overrides) -> nn.Module:
         raise PretrainedError(f"{d / CONFIG} has format {cfg.get('format')!r}, not {FORMAT!r}.")
     cfg.setdefault("tag", d.name)
     check_overrides(cfg, overrides)
-    model = create_model(cfg["name"], **{**cfg["model_kwargs"], **overrides})
+    model = create_model(cfg["name"], **{**saved_model_kwargs(cfg["name"], cfg["model_kwargs"]), **overrides})
     load_weights(model, cfg, directory=d)
     model.pretrained_cfg = cfg
     return model

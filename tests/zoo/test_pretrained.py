@@ -167,6 +167,51 @@ def test_model_config_save_pretrained_and_from_pretrained(shipped, tmp_path):
         stgnn_diag.save_pretrained(plain, tmp_path / "plain")
 
 
+def test_weights_saved_before_an_option_existed_build_the_model_they_were_trained_as(shipped, tmp_path, monkeypatch):
+    """An option added after weights were saved (absent from their configuration) takes its constructor
+    default when they are loaded, the model as it was trained, even once the zoo entry's default for it has
+    changed; a new model takes the entry's new default."""
+    from stgnn_diag.training import load_checkpoint
+    from stgnn_diag.training.module import ForecastModule
+    from stgnn_diag.training.safe_load import load_file
+    from stgnn_diag.zoo.registry import get_entry
+
+    base, _, cfg = shipped
+    entry = get_entry("tts_attn_penalty")
+    monkeypatch.setitem(entry.fn.defaults, "level_skip", True)  # the entry's default changed since
+    monkeypatch.setitem(entry.defaults, "level_skip", True)
+    assert stgnn_diag.create_model("tts_attn_penalty", n_nodes=5, hidden_size=8).level_skip is True
+
+    def without_options(kwargs):
+        return {k: v for k, v in kwargs.items() if k not in ("level_skip", "input_mask")}
+
+    weights = tmp_path / "weights"  # a shipped tag whose JSON predates both options
+    weights.mkdir()
+    for f in (base / "weights").iterdir():
+        (weights / f.name).write_bytes(f.read_bytes())
+    (weights / "tts_attn_penalty.tiny.json").write_text(
+        json.dumps({**cfg, "model_kwargs": without_options(cfg["model_kwargs"])}))
+    monkeypatch.setenv("STGNN_DIAG_WEIGHTS", str(weights))
+    tagged = stgnn_diag.create_model("tts_attn_penalty", pretrained="tiny")
+    assert tagged.level_skip is False and tagged.config["model_kwargs"]["level_skip"] is False
+
+    folder = load_checkpoint(base / "unit" / "run" / "checkpoints" / "last.ckpt").save_pretrained(tmp_path / "mine")
+    saved = json.loads((folder / "config.json").read_text())  # a save_pretrained folder that predates them
+    (folder / "config.json").write_text(json.dumps({**saved, "model_kwargs": without_options(saved["model_kwargs"])}))
+    assert stgnn_diag.from_pretrained(folder).level_skip is False
+
+    ckpt = load_file(base / "unit" / "run" / "checkpoints" / "last.ckpt")  # a training checkpoint that predates them
+    ckpt["hyper_parameters"]["model_kwargs"] = without_options(ckpt["hyper_parameters"]["model_kwargs"])
+    torch.save(ckpt, tmp_path / "old.ckpt")
+    assert load_checkpoint(tmp_path / "old.ckpt").model.level_skip is False
+    assert ForecastModule.load_from_checkpoint(tmp_path / "old.ckpt").model.level_skip is False
+    x, u = torch.randn(2, 12, 207, 1), calendar_u(2, 12)
+    module = load_checkpoint(tmp_path / "old.ckpt")
+    with torch.no_grad():  # the model it was trained as: the tag gives the same forecast
+        torch.testing.assert_close(tagged(x, module.edge_index, module.edge_weight, u=u),
+                                   module.model(x, module.edge_index, module.edge_weight, u=u))
+
+
 def test_a_misspelt_argument_is_named_with_close_matches(capsys):
     from stgnn_diag.zoo import UnknownArgumentError
 
