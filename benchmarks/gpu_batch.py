@@ -21,6 +21,10 @@ One GPU, a fixed number of minutes (a rented or lent machine). The script runs, 
      trained on the GPU follows the same schedule as one trained on the CPU; its result records the machine.
      The forecasters (``tas_attn_*`` / ``tts_attn_*``) carry their embeddings in their defaults.
 
+   * ``--bench ARGS`` (repeatable): any other ``stgnn-diag bench`` run, its arguments as one string with its
+     ``--results`` folder among them (a probe's units on a longer schedule, say); it trains beside the others
+     and its folder is packed as theirs are (checkpoints of the units it leaves unfinished).
+
    At the deadline every unit still training is interrupted (SIGINT: the unit finishes its step and
    checkpoints it, so ``stgnn-diag bench`` resumes it anywhere, on a CPU too).
 4. Packs what the run wrote into ``--out``: ``results.tar.gz`` (unit folders; checkpoints only of
@@ -53,6 +57,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shlex
 import signal
 import subprocess
 import sys
@@ -113,6 +118,12 @@ def bench_cmd(results: str, model: str, horizon: int, seed: int, budget: str, ex
     return [sys.executable, "-m", "stgnn_diag.cli", "bench", "--models", model, "--seeds", str(seed),
             "--budgets", budget, "--protocols", "dcrnn", "--horizons", str(horizon), "--accelerator", accelerator,
             "--results", results, "--no-report", "--no-progress", *extra]
+
+
+def bench_cmd_args(args: str, accelerator: str = "gpu"):
+    """The command of a ``--bench`` run: ``stgnn-diag bench`` with ``args`` (shell-split) on ``accelerator``."""
+    return [sys.executable, "-m", "stgnn_diag.cli", "bench", *shlex.split(args), "--accelerator", accelerator,
+            "--no-report", "--no-progress"]
 
 
 def paper_unit(model: str, seed: int = 0, overrides=None, model_overrides=None) -> Path:
@@ -194,7 +205,8 @@ class Pool:
         p = subprocess.Popen(cmd, cwd=REPO, stdout=log, stderr=subprocess.STDOUT, start_new_session=True, env=env)
         self.procs.append((name, p))
 
-    def running(self, prefix: str = "") -> int:
+    def running(self, prefix="") -> int:
+        """Processes still running whose name starts with ``prefix`` (a string or a tuple of them)."""
         return sum(1 for n, p in self.procs if p.poll() is None and n.startswith(prefix))
 
     def stop_all(self, grace_s: float) -> None:
@@ -228,9 +240,21 @@ def _timed(cmd, timeout_s: float, log: Path) -> dict:
     return {"cmd": " ".join(cmd[1:]), "returncode": rc, "seconds": round(time.time() - t0, 1)}
 
 
-def pack(out: Path, since: float, paper_units) -> None:
-    """``results.tar.gz``: files the run wrote under the results folders; checkpoints only where a unit
-    has no result yet, and ``last.ckpt`` of the paper-schedule units."""
+def bench_results(args: str) -> str:
+    """The ``--results`` folder of a ``--bench`` argument string (required: it is what gets packed)."""
+    words = shlex.split(args)
+    for i, w in enumerate(words):
+        if w == "--results" and i + 1 < len(words):
+            return words[i + 1]
+        if w.startswith("--results="):
+            return w.split("=", 1)[1]
+    raise SystemExit(f"--bench {args!r}: name its --results folder (what the run writes is packed from there)")
+
+
+def pack(out: Path, since: float, paper_units, extra_folders=()) -> None:
+    """``results.tar.gz``: files the run wrote under the results folders (the experiments', the paper units',
+    ``extra_folders``); checkpoints only where a unit has no result yet, and ``last.ckpt`` of the paper-schedule
+    units."""
     def keep(path: Path) -> bool:
         if path.stat().st_mtime < since:
             return False
@@ -240,7 +264,8 @@ def pack(out: Path, since: float, paper_units) -> None:
         return (not (unit / "result.json").exists() and path.name == "last.ckpt") or (
             path.name == "last.ckpt" and unit.name in paper_units)
 
-    folders = [REPO / r for r, *_ in EXPERIMENTS] + [REPO / PAPER_RESULTS]
+    folders = list(dict.fromkeys([REPO / r for r, *_ in EXPERIMENTS] + [REPO / PAPER_RESULTS]
+                                 + [REPO / f for f in extra_folders]))
     finished = []  # last.ckpt of the units that finished during the run (left out of results.tar.gz)
     with tarfile.open(out / "results.tar.gz", "w:gz") as tar:
         for folder in folders:
@@ -287,6 +312,9 @@ def main(argv=None) -> int:
                    "--paper-models units (repeatable; bench's --set), e.g. hidden_size=64")
     p.add_argument("--paper-full", action="store_true", help="train --paper-models on the full 150 epochs, "
                    "over several leases if need be (interrupted at the deadline, resumed by the next run)")
+    p.add_argument("--bench", action="append", default=[], metavar="ARGS", help="another `stgnn-diag bench` "
+                   "run to train beside the others: its arguments as one string, --results among them "
+                   "(repeatable; --accelerator, --no-report and --no-progress are added)")
     p.add_argument("--slowdown", type=float, default=3.0, help="assumed step-time factor of a paper unit in "
                    "the shared pool (Lightning, data, other processes on the GPU) over the lone probe; 3.0 was "
                    "measured with 4 workers on an H200 (111 ms vs 36.6 ms a step)")
@@ -301,6 +329,7 @@ def main(argv=None) -> int:
     paper_set = parse_key_values(args.paper_set)
     t_start = time.time()
     queue = queue_units()
+    bench_folders = [bench_results(a) for a in args.bench]
     if args.dry_run:
         print(f"{len(queue)} cpu-15min units to run:")
         for u in queue:
@@ -312,6 +341,8 @@ def main(argv=None) -> int:
                 for seed in args.paper_seeds:
                     state = paper_state(paper_unit(m, seed, None, paper_set)) if args.paper_full else "new"
                     print(f"   {m} s{seed}: {state}")
+        for a in args.bench:
+            print("bench run:", " ".join(bench_cmd_args(a, args.accelerator)))
         return 0
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -358,9 +389,11 @@ def main(argv=None) -> int:
             for seed in args.paper_seeds:
                 paper_units.add(paper_unit(m, seed, over, paper_set).name)
                 pool.start(f"paper_{m}_s{seed}", bench_cmd(PAPER_RESULTS, m, 12, seed, "paper", extra, accelerator=acc))
-    n_paper = len(paper_units)
+    for i, a in enumerate(args.bench):
+        pool.start(f"bench{i:02d}", bench_cmd_args(a, acc))
+    n_paper = len(paper_units) + len(args.bench)
     while time.time() - t_start < args.deadline_s:
-        if pool.running() - pool.running("paper_") < args.workers and queue and \
+        if pool.running() - pool.running(("paper_", "bench")) < args.workers and queue and \
                 args.deadline_s - (time.time() - t_start) > 60:
             results, model, horizon, seed = queue.pop(0)
             pool.start(f"q{len(pool.procs) - n_paper:02d}_{model}_h{horizon}_s{seed}",
@@ -371,7 +404,7 @@ def main(argv=None) -> int:
     pool.stop_all(grace_s=20)
     summary["units"] = pool.report()
     summary["not_started"] = [list(u) for u in queue]
-    pack(out, t_start, paper_units)
+    pack(out, t_start, paper_units, bench_folders)
     with tarfile.open(out / "logs.tar.gz", "w:gz") as tar:
         tar.add(logs, arcname="logs")
     for name in ("jacobian.txt", "speed_cost.txt"):  # the figures, in the command's output too

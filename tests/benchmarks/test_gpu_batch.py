@@ -6,6 +6,7 @@ import tarfile
 import time
 from pathlib import Path
 
+import pytest
 import torch
 
 _spec = importlib.util.spec_from_file_location(
@@ -170,3 +171,32 @@ def test_paper_set_trains_and_finds_the_units_bench_names_for_the_overrides(tmp_
     for cmd in started:
         sets = [cmd[i + 1] for i, x in enumerate(cmd) if x == "--set"]
         assert sets == ["hidden_size=64", "dropout=0.1"]
+
+
+def test_bench_runs_train_beside_the_pool_and_their_folder_is_packed(tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(gpu_batch, "REPO", tmp_path)
+    args = ("--models tas_attn_none --seeds 1 --budgets cpu-15min --max-epochs 20 --set-for tas_attn_none "
+            "'input_mask=True' --results models/results/probes/long-gpu")
+    assert gpu_batch.main(["--out", str(tmp_path / "out"), "--deadline-s", "1", "--dry-run", "--bench", args]) == 0
+    line = [ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("bench run:")]
+    assert len(line) == 1 and line[0].endswith(
+        "bench --models tas_attn_none --seeds 1 --budgets cpu-15min --max-epochs 20 --set-for tas_attn_none "
+        "input_mask=True --results models/results/probes/long-gpu --accelerator gpu --no-report --no-progress")
+    assert gpu_batch.bench_results(args) == "models/results/probes/long-gpu"
+    assert gpu_batch.bench_results("--models x --results=a/b") == "a/b"
+    with pytest.raises(SystemExit, match="--results"):  # nothing to pack from: refused before anything trains
+        gpu_batch.main(["--out", str(tmp_path / "out"), "--deadline-s", "1", "--bench", "--models x"])
+
+    since = time.time() - 1
+    unit = tmp_path / "models/results/probes/long-gpu/tas_attn_none__dcrnn__h12__cpu-15min+e20__s1"
+    _touch(unit / "run" / "checkpoints" / "last.ckpt")  # interrupted at the deadline: kept, to resume
+    _touch(unit / "run" / "metrics.csv")
+    out = tmp_path / "out"
+    out.mkdir()
+    gpu_batch.pack(out, since, set())
+    with tarfile.open(out / "results.tar.gz") as tar:
+        assert not tar.getnames()  # an extra folder is packed only when named
+    gpu_batch.pack(out, since, set(), ["models/results/probes/long-gpu"])
+    with tarfile.open(out / "results.tar.gz") as tar:
+        assert set(tar.getnames()) == {str((unit / "run" / f).relative_to(tmp_path))
+                                       for f in ("checkpoints/last.ckpt", "metrics.csv")}
