@@ -67,6 +67,8 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
+if str(REPO) not in sys.path:  # run as a script from a copy that is not pip-installed (the GPU machine's)
+    sys.path.insert(0, str(REPO))
 VARIANTS = ["tas_attn_noresid", "tas_attn_none", "tas_attn_mask", "tas_attn_dropout", "tas_attn_penalty",
             "tts_attn_noresid", "tts_attn_none", "tts_attn_mask", "tts_attn_dropout", "tts_attn_penalty"]
 TEMPLATES = [v.replace("_attn_", "_template_") for v in VARIANTS]
