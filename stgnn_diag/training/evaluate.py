@@ -51,7 +51,9 @@ def predict_split(module, splits, split: str = "test", batch_size: Optional[int]
     starts = range(0, len(ds), batch_size)
     for s in tqdm(starts, desc=f"predict {split}", disable=not progress, leave=False):
         batch = ds[slice(s, min(s + batch_size, len(ds)))]
-        out.append(module(batch["x"].to(dev), batch["u"].to(dev))[..., 0].float().cpu().numpy())
+        x_mask = batch.get("x_mask")
+        out.append(module(batch["x"].to(dev), batch["u"].to(dev), None if x_mask is None else x_mask.to(dev)
+                          )[..., 0].float().cpu().numpy())
     module.train(was_training)
     return np.concatenate(out)
 

@@ -102,17 +102,22 @@ class ForecastModule(L.LightningModule):
         missing (the data sets' convention, as for the targets of the masked MAE)."""
         return (x * self.scaler_std + self.scaler_mean).abs() > MISSING_TOL
 
-    def forward(self, x: Tensor, u: Optional[Tensor] = None) -> Tensor:
-        """Prediction in mph ``[b, horizon, n, 1]`` from scaled inputs ``x [b, window, n, 1]`` (a model built
-        with ``input_mask=True`` also gets the mask of :meth:`observed`)."""
+    def forward(self, x: Tensor, u: Optional[Tensor] = None, x_mask: Optional[Tensor] = None) -> Tensor:
+        """Prediction in mph ``[b, horizon, n, 1]`` from scaled inputs ``x [b, window, n, 1]``. A model built
+        with ``input_mask=True`` also gets ``x_mask [b, window, n, 1]`` (bool, True where observed): the batch's
+        own when it carries one (a data set whose gaps were filled before scaling knows them, its values no
+        longer do), else :meth:`observed` of ``x``."""
         k = COVARIATES[self.covariates]
         u = u[..., :k] if (u is not None and k) else None
-        mask = {"x_mask": self.observed(x)} if getattr(self.model, "input_mask", False) else {}
+        if not getattr(self.model, "input_mask", False):
+            mask = {}
+        else:
+            mask = {"x_mask": self.observed(x) if x_mask is None else x_mask}
         out = self.model(x, self.edge_index, self.edge_weight, u=u, **mask)
         return out * self.scaler_std + self.scaler_mean
 
     def _loss(self, batch: Dict[str, Tensor]) -> Tensor:
-        return masked_mae(self(batch["x"], batch.get("u")), batch["y"])
+        return masked_mae(self(batch["x"], batch.get("u"), batch.get("x_mask")), batch["y"])
 
     def training_step(self, batch, batch_idx):
         loss = self._loss(batch)
@@ -127,13 +132,13 @@ class ForecastModule(L.LightningModule):
         return loss
 
     def validation_step(self, batch, batch_idx):
-        pred = self(batch["x"], batch.get("u"))
+        pred = self(batch["x"], batch.get("u"), batch.get("x_mask"))
         kw = dict(on_step=False, on_epoch=True, batch_size=batch["x"].size(0), sync_dist=True)
         self.log("val_mae", masked_mae(pred, batch["y"]), prog_bar=True, **kw)
         self.log("val_mae_last", masked_mae(pred[:, -1], batch["y"][:, -1]), **kw)  # the horizon's last step
 
     def predict_step(self, batch, batch_idx, dataloader_idx: int = 0) -> Tensor:
-        return self(batch["x"], batch.get("u"))
+        return self(batch["x"], batch.get("u"), batch.get("x_mask"))
 
     def _lengths_from_trainer(self) -> None:
         """Warm-up and schedule length in this process's optimizer steps, as the trainer counts them: under

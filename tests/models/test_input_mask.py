@@ -106,3 +106,33 @@ def test_forecast_module_flags_the_zero_mph_readings_as_missing():
     want = module.model(x, EDGE_INDEX, u=u, x_mask=mph != 0) * std + mean
     torch.testing.assert_close(module(x, u), want)
     torch.testing.assert_close(module.observed(x), mph != 0)
+
+
+def test_forecast_module_takes_the_batch_mask_over_the_values():
+    # a data set that filled its gaps before scaling (tsl's imputation, say) marks them only in x_mask: the
+    # values read as observed, so the mask must come from the batch, in training, validation and prediction
+    mean, std = 54.0, 19.0
+    module = ForecastModule("tas_attn_none", dict(n_nodes=N, input_mask=True), mean, std, BUDGETS["cpu-small"],
+                            edge_index=EDGE_INDEX).eval()
+    mph = 40 + 20 * torch.rand(2, T, N, 1)
+    x_mask = torch.ones_like(mph, dtype=torch.bool)
+    x_mask[0, 5:, 2] = False  # filled with plausible speeds: only the mask says so
+    x, u = (mph - mean) / std, calendar_u(2, T)
+    want = module.model(x, EDGE_INDEX, u=u, x_mask=x_mask) * std + mean
+    assert not torch.allclose(want, module(x, u))  # the values alone would call the filled readings observed
+    torch.testing.assert_close(module(x, u, x_mask), want)
+    batch = {"x": x, "u": u, "y": mph, "x_mask": x_mask}
+    torch.testing.assert_close(module.predict_step(batch, 0), want)
+    torch.testing.assert_close(module._loss(batch), (want - mph).abs().mean())
+    # scoring a split reads the windows' masks too
+    from stgnn_diag.training.evaluate import predict_split
+
+    class Windows:  # two windows of a split whose filled readings only its masks mark
+        def __len__(self):
+            return 2
+
+        def __getitem__(self, sl):
+            return {k: v[sl] for k, v in batch.items()}
+
+    pred = predict_split(module, {"test": Windows()}, batch_size=1, progress=False)
+    torch.testing.assert_close(torch.from_numpy(pred), want[..., 0])
