@@ -243,14 +243,14 @@ def _timed(cmd, timeout_s: float, log: Path) -> dict:
 
 
 def bench_results(args: str) -> str:
-    """The ``--results`` folder of a ``--bench`` argument string (required: it is what gets packed)."""
-    words = shlex.split(args)
-    for i, w in enumerate(words):
-        if w == "--results" and i + 1 < len(words):
-            return words[i + 1]
-        if w.startswith("--results="):
-            return w.split("=", 1)[1]
-    raise SystemExit(f"--bench {args!r}: name its --results folder (what the run writes is packed from there)")
+    """The ``--results`` folder of a ``--bench`` argument string, parsed by ``stgnn-diag bench``'s own parser (a
+    mistyped flag stops the lease before anything trains); required: it is what gets packed."""
+    from stgnn_diag.cli import build_parser
+
+    results = build_parser().parse_args(["bench", *shlex.split(args)]).results
+    if results is None:
+        raise SystemExit(f"--bench {args!r}: name its --results folder (what the run writes is packed from there)")
+    return results
 
 
 def pack(out: Path, since: float, paper_units, extra_folders=()) -> None:

@@ -109,10 +109,9 @@ class ForecastModule(L.LightningModule):
         longer do), else :meth:`observed` of ``x``."""
         k = COVARIATES[self.covariates]
         u = u[..., :k] if (u is not None and k) else None
-        if not getattr(self.model, "input_mask", False):
-            mask = {}
-        else:
-            mask = {"x_mask": self.observed(x) if x_mask is None else x_mask}
+        mask = {}
+        if getattr(self.model, "input_mask", False):
+            mask["x_mask"] = self.observed(x) if x_mask is None else x_mask
         out = self.model(x, self.edge_index, self.edge_weight, u=u, **mask)
         return out * self.scaler_std + self.scaler_mean
 

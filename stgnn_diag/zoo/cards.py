@@ -8,7 +8,7 @@ import argparse
 from pathlib import Path
 
 from .pretrained import pretrained_cfg, pretrained_tags
-from .registry import constructor_defaults, create_model, get_entry, list_models
+from .registry import create_model, get_entry, list_models, resolved_config
 
 CARDS_DIR = Path(__file__).resolve().parents[2] / "models" / "cards"
 #: The node count a card counts parameters for when the entry ships no weights (the default data set's,
@@ -48,20 +48,13 @@ def _lr(cfg: dict) -> str:
     return f", lr {lr:g}" if lr is not None else ""
 
 
-def entry_defaults(name: str) -> dict:
-    """Every argument ``create_model(name)`` builds with: the entry's defaults over its class's constructor
-    defaults (options such as ``input_mask`` are the constructor's alone)."""
-    entry = get_entry(name)
-    klass = getattr(entry.fn, "model_class", None)
-    return {**(constructor_defaults(klass) if klass is not None else {}), **entry.defaults}
-
-
 def _architecture(name: str, cfg: dict) -> str:
     """One line naming the entry defaults a tag's weights were trained without (a budget's model overrides,
     e.g. ``hidden_size=32`` under ``cpu-15min``), with the parameter count of the model they load into;
     empty when the tag has the entry's architecture."""
-    defaults = entry_defaults(name)
     kwargs = cfg["model_kwargs"]
+    # every argument the entry builds with, its constructor's options (input_mask ...) included
+    defaults = resolved_config(name, n_nodes=kwargs.get("n_nodes") or CARD_NODES)["model_kwargs"]
     diff = {k: v for k, v in kwargs.items() if defaults.get(k) is not None and defaults[k] != v}
     if not diff:
         return ""
