@@ -7,6 +7,11 @@ is missing, some input step is missing, none is; with each group's share of the 
 contribution to the overall MAE (its error summed over all scored pairs: the contributions of "some"
 and "none" add up to the MAE). Predictions are written to ``--cache`` and reused.
 
+A second table bounds what a seasonal prior could add: the MAE when the historical average (weekday x
+slot x node mean of the training readings, :func:`stgnn_diag.baselines.historical_average`) replaces the
+forecast on the pairs whose whole input window is missing, where the model has nothing of the node to go
+on, and when the model's forecast everywhere else is blended with it at weight ``w``.
+
 Usage::
 
     python benchmarks/missing_input_breakdown.py tas_attn_none:metr_la_cpu_e10
@@ -21,6 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
+from stgnn_diag.baselines import historical_average
 from stgnn_diag.datasets import DEFAULT_DATASET, get_dataset, make_splits
 from stgnn_diag.training.evaluate import evaluate
 
@@ -42,7 +48,8 @@ def predictions(spec: str, cache: Path) -> np.ndarray:
 def groups(x: np.ndarray) -> dict:
     """Per (window, node): masks of the groups, from the raw input windows ``x [windows, T, nodes]``."""
     some = (x == 0).any(1)
-    return {"last missing": x[:, -1] == 0, "some missing": some, "none missing": ~some}
+    return {"last missing": x[:, -1] == 0, "all missing": (x == 0).all(1), "some missing": some,
+            "none missing": ~some}
 
 
 def main(argv=None) -> None:
@@ -51,7 +58,8 @@ def main(argv=None) -> None:
     p.add_argument("--steps", type=int, nargs="+", default=[3, 6, 12])
     p.add_argument("--cache", type=Path, default=Path("runs/missing_input_breakdown"))
     args = p.parse_args(argv)
-    part = make_splits(get_dataset(DEFAULT_DATASET, None, progress=False), "dcrnn", window=12, horizon=12)["test"]
+    splits = make_splits(get_dataset(DEFAULT_DATASET, None, progress=False), "dcrnn", window=12, horizon=12)
+    part = splits["test"]
     speed = part.speed.numpy()
     x = speed[part.starts[:, None] + np.arange(part.window)]
     y = part.targets()
@@ -68,6 +76,18 @@ def main(argv=None) -> None:
                 m = scored & mask
                 cells.append(f"{m.sum() / n:.1%} / {err[m].mean():.3f} / {err[m].sum() / n:.3f}")
             print(f"| {spec} | {s} | {err[scored].mean():.3f} | " + " | ".join(cells) + " |")
+    ha, blind = historical_average(splits, "test"), g["all missing"]
+    weights = (0.0, 0.02, 0.05, 0.1)
+    print("\nThe historical average in place of the forecast where the whole input window is missing, and blended "
+          "in at weight w elsewhere:\n\n| model | step | MAE | " + " | ".join(f"w = {w}" for w in weights) + " |")
+    print("|---|---|---|" + "---|" * len(weights))
+    for spec in args.models:
+        pred = predictions(spec, args.cache)
+        for s in args.steps:
+            f, h, t = pred[:, s - 1], ha[:, s - 1], y[:, s - 1]
+            scored = t > 0
+            cells = [f"{np.abs(np.where(blind, h, (1 - w) * f + w * h) - t)[scored].mean():.4f}" for w in weights]
+            print(f"| {spec} | {s} | {np.abs(f - t)[scored].mean():.4f} | " + " | ".join(cells) + " |")
 
 
 if __name__ == "__main__":
