@@ -13,17 +13,18 @@ EDGE_INDEX = torch.tensor([[0, 1, 2, 3, 4], [1, 2, 3, 4, 0]])
 OPTS = dict(n_nodes=N, input_mask=True, level_skip=True)
 
 
-def pair(**kw):
+def pair(name="tas_attn_none"):
     """The same weights with the seasonal level and without it (level 0 where nothing is observed)."""
     torch.manual_seed(0)
-    with_table = stgnn_diag.create_model("tas_attn_none", seasonal_level=True, **OPTS, **kw).eval()
-    without = stgnn_diag.create_model("tas_attn_none", **OPTS, **kw).eval()
+    with_table = stgnn_diag.create_model(name, seasonal_level=True, **OPTS).eval()
+    without = stgnn_diag.create_model(name, **OPTS).eval()
     without.load_state_dict({k: v for k, v in with_table.state_dict().items() if not k.startswith("seasonal.")})
     return with_table, without
 
 
-def test_a_node_with_nothing_observed_takes_the_level_of_its_weekday_and_slot():
-    m, plain = pair()
+@pytest.mark.parametrize("name", ["tas_attn_none", "tts_attn_penalty"])
+def test_a_node_with_nothing_observed_takes_the_level_of_its_weekday_and_slot(name):
+    m, plain = pair(name)
     table = torch.randn(7, 288, N)
     m.set_seasonal_level(table)
     x, u = torch.randn(2, T, N, 1), calendar_u(2, T)
