@@ -8,7 +8,6 @@ from torch import Tensor, nn
 
 from .embeddings import CalendarNodeEmbedding, STEmbedding, fill_missing
 from .inputs import check_inputs, check_mask, check_sizes, reset_children
-from .seasonal import SeasonalLevel
 from .sublayers import GraphSublayer, TemporalBlock, make_graph_conv
 from .window_readout import HorizonHead, WindowSummary
 
@@ -68,10 +67,6 @@ class STForecasterBase(nn.Module):
             predicted step: the layers and the read-out forecast the change from it. The forward output is then
             ``decode(process(encode(x))) + x[:, -1]``, so the sensitivity tools' ``wrt="encoded"`` and
             ``output="hidden"`` Jacobians leave the skip out; ``wrt="input"`` (the forward call) includes it.
-        seasonal_level: with ``level_skip`` and ``input_mask``, a node whose whole window is missing takes as its
-            level the mean reading of its weekday and slot of the day at the window's last step
-            (:class:`~stgnn_diag.models.seasonal.SeasonalLevel`, a table saved with the weights) instead of 0; the
-            table is set with :meth:`set_seasonal_level` (``stgnn-diag train`` fits it on the training split).
 
     Shapes:
         - x: ``[batch, window, nodes, input_size]``
@@ -84,7 +79,7 @@ class STForecasterBase(nn.Module):
     #: Options added after the zoo's first weights were saved (their configurations list every other constructor
     #: argument). A saved configuration without one of them was saved before it existed and builds its model with the
     #: option's constructor default, the model as it was: :func:`stgnn_diag.zoo.registry.saved_model_kwargs`.
-    ADDED_OPTIONS = ("input_mask", "level_skip", "seasonal_level")
+    ADDED_OPTIONS = ("input_mask", "level_skip")
 
     def __init__(self, input_size: int, output_size: Optional[int] = None, horizon: int = 12,
                  n_nodes: Optional[int] = None, hidden_size: int = 32, exog_size: int = 8, window: int = 12,
@@ -95,7 +90,7 @@ class STForecasterBase(nn.Module):
                  readout_size: int = 128, readout_layers: int = 2, readout_embedding: bool = True,
                  embedding_skip: bool = False, graph_conv: str = "diffusion", k: int = 2,
                  adaptive: Union[bool, str] = False, emb_size: int = 10, patch_size: int = 1,
-                 input_mask: bool = False, level_skip: bool = False, seasonal_level: bool = False):
+                 input_mask: bool = False, level_skip: bool = False):
         super().__init__()
         check_sizes(dict(input_size=input_size, horizon=horizon, hidden_size=hidden_size, window=window,
                          readout_size=readout_size), n_nodes, exog_size)
@@ -120,14 +115,6 @@ class STForecasterBase(nn.Module):
             raise ValueError(f"level_skip=True adds each node's last input reading to its output channels: it needs "
                              f"output_size <= input_size, got {self.output_size} > {input_size}.")
         self.level_skip = level_skip
-        if not isinstance(seasonal_level, bool):
-            raise ValueError(f"seasonal_level must be True or False, got {seasonal_level!r}.")
-        if seasonal_level and not (level_skip and input_mask and n_nodes and tod_embedding and exog_size >= 8):
-            raise ValueError("seasonal_level=True replaces the level of nodes with no observed reading: it needs "
-                             "level_skip=True, input_mask=True, n_nodes, and the time of day and weekday in u "
-                             f"(tod_embedding > 0, exog_size >= 8); got level_skip={level_skip}, input_mask="
-                             f"{input_mask}, n_nodes={n_nodes}, tod_embedding={tod_embedding}, exog_size={exog_size}.")
-        self.seasonal = SeasonalLevel(tod_embedding, n_nodes, self.output_size) if seasonal_level else None
         self.patch_size, self.tokens = patch_size, self.embedding.tokens
         self.summary = WindowSummary(self.tokens, hidden_size, readout_size)
         self.skip = WindowSummary(self.tokens, hidden_size, readout_size) if embedding_skip else None
@@ -147,13 +134,6 @@ class STForecasterBase(nn.Module):
     def graph_sublayer(self, dim: int) -> GraphSublayer:
         """A new ``LN(x + Drop(act(GC(x))))`` sub-layer of width ``dim``."""
         return GraphSublayer(dim, make_graph_conv(dim=dim, **self._graph_kwargs), dropout=self._dropout_p)
-
-    def set_seasonal_level(self, table) -> None:
-        """Set the seasonal table of ``seasonal_level=True``: ``[7, slots, N]`` or ``[7, slots, N, output_size]``,
-        the mean reading per weekday (Monday first), slot of the day and node, in the model's input units."""
-        if self.seasonal is None:
-            raise ValueError("The model was built with seasonal_level=False; it has no seasonal table.")
-        self.seasonal.set_table(table)
 
     def reset_parameters(self) -> None:
         """Restore a fresh model's initialisation (see :func:`~stgnn_diag.models.inputs.reset_children`)."""
@@ -198,9 +178,6 @@ class STForecasterBase(nn.Module):
         h = self.process(self.encode(x, u, x_mask), edge_index, edge_weight, u)
         y = self.decode(h)
         if self.level_skip:
-            last = (x if x_mask is None else fill_missing(x, x_mask))[:, -1, :, :self.output_size]   # [b, N, C]
-            if self.seasonal is not None:
-                seen = x_mask.expand_as(x)[..., :self.output_size].amax(1) > 0                     # [b, N, C]
-                last = self.seasonal(last, seen, u[:, -1])
-            y = y + last.unsqueeze(1)
+            last = x if x_mask is None else fill_missing(x, x_mask)
+            y = y + last[:, -1:, :, :self.output_size]
         return y

@@ -11,13 +11,11 @@ from pathlib import Path
 from typing import Any, Dict, Optional
 
 import lightning as L
-import numpy as np
 import torch
 from lightning.pytorch.callbacks import EarlyStopping, ModelCheckpoint, TQDMProgressBar
 from lightning.pytorch.loggers import CSVLogger
 from lightning.pytorch.utilities.rank_zero import rank_zero_only
 
-from ..baselines import fit_historical_average
 from ..datasets import DEFAULT_DATASET, check_dataset_name, get_dataset, make_splits
 from ..zoo import check_model_name, get_entry
 from ..zoo.registry import constructor_defaults
@@ -167,24 +165,10 @@ def build(cfg: TrainConfig, budget: Budget, splits) -> ForecastModule:
     if steps == 0:
         raise ValueError(f"The training split ({len(splits.train)} windows) holds no full batch of "
                          f"{budget.batch_size}; lower --batch-size.")
-    module = ForecastModule(cfg.model, kwargs, splits.scaler.mean, splits.scaler.std, budget, steps_per_epoch=steps,
-                            covariates=covariates, edge_index=splits.edge_index, edge_weight=splits.edge_weight,
-                            dataset=cfg.dataset, protocol=cfg.protocol, window=cfg.window, horizon=cfg.horizon,
-                            seed=cfg.seed)
-    if getattr(module.model, "seasonal", None) is not None:
-        module.model.set_seasonal_level(seasonal_table(splits))
-    return module
-
-
-def seasonal_table(splits) -> np.ndarray:
-    """The historical average of the training readings (weekday x slot x node mean of the non-zero readings of
-    steps ``[0, splits.fit_stop)``, :func:`~stgnn_diag.baselines.fit_historical_average`), scaled like the
-    model's inputs: the table of ``seasonal_level=True``.
-
-    Shapes: ``[7, slots_per_day, nodes]``."""
-    data = splits.dataset
-    table = fit_historical_average(data.speed64[:splits.fit_stop], data.timestamps[:splits.fit_stop])
-    return splits.scaler.transform(table).astype(np.float32)
+    return ForecastModule(cfg.model, kwargs, splits.scaler.mean, splits.scaler.std, budget, steps_per_epoch=steps,
+                          covariates=covariates, edge_index=splits.edge_index, edge_weight=splits.edge_weight,
+                          dataset=cfg.dataset, protocol=cfg.protocol, window=cfg.window, horizon=cfg.horizon,
+                          seed=cfg.seed)
 
 
 def _deterministic(accelerator: str):
