@@ -2,8 +2,8 @@
 (0 mph) in each node's input window.
 
 For each model (a zoo entry's shipped weights, ``NAME:TAG``, or a checkpoint) and each step, the masked
-MAE over every scored (window, node) pair, then over three groups of them: the node's last input step
-is missing, some input step is missing, none is; with each group's share of the scored pairs and its
+MAE over every scored (window, node) pair, then over four groups of them: the node's last input step
+is missing, every input step is, some input step is, none is; with each group's share of the scored pairs and its
 contribution to the overall MAE (its error summed over all scored pairs: the contributions of "some"
 and "none" add up to the MAE). Predictions are written to ``--cache`` and reused.
 
@@ -66,8 +66,8 @@ def main(argv=None) -> None:
     g = groups(x)
     print("| model | step | MAE | " + " | ".join(f"{k}: share / MAE / contribution" for k in g) + " |")
     print("|---|---|---|" + "---|" * len(g))
-    for spec in args.models:
-        pred = predictions(spec, args.cache)
+    preds = {spec: predictions(spec, args.cache) for spec in args.models}
+    for spec, pred in preds.items():
         for s in args.steps:
             err, scored = np.abs(pred[:, s - 1] - y[:, s - 1]), y[:, s - 1] > 0
             n = scored.sum()
@@ -81,8 +81,7 @@ def main(argv=None) -> None:
     print("\nThe historical average in place of the forecast where the whole input window is missing, and blended "
           "in at weight w elsewhere:\n\n| model | step | MAE | " + " | ".join(f"w = {w}" for w in weights) + " |")
     print("|---|---|---|" + "---|" * len(weights))
-    for spec in args.models:
-        pred = predictions(spec, args.cache)
+    for spec, pred in preds.items():
         for s in args.steps:
             f, h, t = pred[:, s - 1], ha[:, s - 1], y[:, s - 1]
             scored = t > 0
