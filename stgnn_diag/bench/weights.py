@@ -7,6 +7,11 @@ Usage::
 
 The unit's ``run/checkpoints/last.ckpt`` gives the weights (tensors only) and the training
 configuration, its ``result.json`` the test metrics; see :mod:`stgnn_diag.zoo.pretrained`.
+
+``--seasonal-fallback`` ships a unit trained without ``seasonal_fallback`` with it switched on
+(:func:`stgnn_diag.training.seasonal.add_seasonal_fallback`: the table fitted on the training split, then the
+test split scored again). The option acts in evaluation mode only, so this is the model that training with it
+gives; a unit whose training early stopping steered (validation scores change with the option) is refused.
 """
 from __future__ import annotations
 
@@ -17,7 +22,10 @@ from typing import Dict, Optional
 
 import torch
 
+from ..datasets import get_dataset, make_splits
 from ..training import load_checkpoint
+from ..training.evaluate import check_scaler, predict_split, score
+from ..training.seasonal import add_seasonal_fallback
 from ..training.safe_load import load_file
 from ..zoo.pretrained import sha256, weights_dir
 from .grid import model_override_flags, override_flags
@@ -32,8 +40,29 @@ def _command(res: Dict) -> str:
             f"--protocols {res['protocol']} --horizons {res['horizon']} --isolate --results <folder>")
 
 
-def export_unit(unit: Path, tag: str, out_dir: Optional[Path] = None, default: bool = True) -> Path:
-    """Write ``<name>.<tag>.pt`` and ``<name>.<tag>.json`` for one finished unit; returns the JSON path."""
+def _rescore_with_fallback(module, unit: Path, res: Dict, data_root=None) -> Dict:
+    """Switch the seasonal fallback on for ``module`` (in place) and score the unit's test split again."""
+    budget = res.get("budget_resolved") or (res.get("config") or {}).get("budget_resolved") or {}
+    if budget.get("patience"):
+        raise ValueError(f"{unit} trained with early stopping, which validation steers: the option changes "
+                         f"validation scores, so train the unit with seasonal_fallback=True instead.")
+    cfg = json.loads((unit / "run" / "config.json").read_text())
+    hp = module.hparams
+    splits = make_splits(get_dataset(cfg["dataset"], data_root, progress=False), hp["protocol"],
+                         window=hp["window"], horizon=hp["horizon"], max_windows=cfg.get("max_windows"))
+    check_scaler(module, splits)
+    if len(splits.test) != res.get("windows"):
+        raise ValueError(f"The test split has {len(splits.test)} windows, the unit was scored on {res.get('windows')}.")
+    add_seasonal_fallback(module, splits)
+    pred = predict_split(module.eval(), splits, "test", progress=False)
+    return score(pred, splits.test, hp["horizon"])
+
+
+def export_unit(unit: Path, tag: str, out_dir: Optional[Path] = None, default: bool = True,
+                seasonal_fallback: bool = False, data_root=None) -> Path:
+    """Write ``<name>.<tag>.pt`` and ``<name>.<tag>.json`` for one finished unit; returns the JSON path.
+    ``seasonal_fallback``: switch the option on and score the test split again (``data_root``: where the data
+    set is, default: the library's search)."""
     unit = Path(unit)
     res = json.loads((unit / "result.json").read_text())
     ckpt_path = unit / "run" / "checkpoints" / "last.ckpt"
@@ -45,6 +74,12 @@ def export_unit(unit: Path, tag: str, out_dir: Optional[Path] = None, default: b
     if hp["model_name"] != res["model"] or step != res["global_steps"]:
         raise ValueError(f"{ckpt_path} does not belong to {unit}/result.json (model or step differ).")
     name = hp["model_name"]
+    metrics, extra, overrides = res["metrics"], {}, dict(res.get("model_overrides") or {})
+    if seasonal_fallback:
+        metrics = _rescore_with_fallback(module, unit, res, data_root)
+        overrides["seasonal_fallback"] = True
+        extra = {"seasonal_fallback": {"set": "after training: table fitted on the training split, test scored again",
+                                       "metrics_without": res["metrics"]}}
     out = Path(out_dir) if out_dir is not None else weights_dir()
     out.mkdir(parents=True, exist_ok=True)
     pt = out / f"{name}.{tag}.pt"
@@ -59,9 +94,9 @@ def export_unit(unit: Path, tag: str, out_dir: Optional[Path] = None, default: b
         "budget_resolved": res.get("budget_resolved"),  # the budget's settings when it trained (lr ...)
         "global_steps": res["global_steps"], "train_time_s": res.get("train_time_s"),
         "trained_on": (res.get("machine") or {}).get("summary"), "git_commit": res.get("git_commit"),
-        "metrics": {"split": "test", "windows": res.get("windows"), **res["metrics"]},
+        "metrics": {"split": "test", "windows": res.get("windows"), **metrics}, **extra,
         "weights": pt.name, "sha256": sha256(pt),
-        "command": _command(res),
+        "command": _command({**res, "model_overrides": overrides}),
         "inputs": module.input_spec(),
     }
     baselines = {}
@@ -81,9 +116,13 @@ def main(argv=None) -> None:
     p.add_argument("--tag", required=True, help="e.g. metr_la_cpu15")
     p.add_argument("--out", type=Path, help="default: models/weights (or $STGNN_DIAG_WEIGHTS)")
     p.add_argument("--not-default", action="store_true", help="do not make this the entry's default tag")
+    p.add_argument("--seasonal-fallback", action="store_true",
+                   help="switch seasonal_fallback on (table from the training split) and score the test split again")
+    p.add_argument("--data-root", help="where the data set is (default: the library's search)")
     a = p.parse_args(argv)
     for unit in a.units:
-        print(export_unit(unit, a.tag, a.out, default=not a.not_default))
+        print(export_unit(unit, a.tag, a.out, default=not a.not_default, seasonal_fallback=a.seasonal_fallback,
+                          data_root=a.data_root))
 
 
 if __name__ == "__main__":

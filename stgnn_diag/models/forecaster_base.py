@@ -8,6 +8,7 @@ from torch import Tensor, nn
 
 from .embeddings import CalendarNodeEmbedding, STEmbedding, fill_missing
 from .inputs import check_inputs, check_mask, check_sizes, reset_children
+from .seasonal_fallback import SeasonalFallback
 from .sublayers import GraphSublayer, TemporalBlock, make_graph_conv
 from .window_readout import HorizonHead, WindowSummary
 
@@ -67,6 +68,11 @@ class STForecasterBase(nn.Module):
             predicted step: the layers and the read-out forecast the change from it. The forward output is then
             ``decode(process(encode(x))) + x[:, -1]``, so the sensitivity tools' ``wrt="encoded"`` and
             ``output="hidden"`` Jacobians leave the skip out; ``wrt="input"`` (the forward call) includes it.
+        seasonal_fallback: with ``input_mask``, in evaluation mode a node whose whole window is missing is
+            forecast as the mean reading of its weekday and slot of the day at each target step
+            (:class:`~stgnn_diag.models.seasonal_fallback.SeasonalFallback`: a table saved with the weights, set
+            with ``model.fallback.set_table``; ``stgnn-diag train`` fits it on the training split). Training
+            mode leaves the forecast as it is, so the learned weights do not depend on the option.
 
     Shapes:
         - x: ``[batch, window, nodes, input_size]``
@@ -79,7 +85,7 @@ class STForecasterBase(nn.Module):
     #: Options added after the zoo's first weights were saved (their configurations list every other constructor
     #: argument). A saved configuration without one of them was saved before it existed and builds its model with the
     #: option's constructor default, the model as it was: :func:`stgnn_diag.zoo.registry.saved_model_kwargs`.
-    ADDED_OPTIONS = ("input_mask", "level_skip")
+    ADDED_OPTIONS = ("input_mask", "level_skip", "seasonal_fallback")
 
     def __init__(self, input_size: int, output_size: Optional[int] = None, horizon: int = 12,
                  n_nodes: Optional[int] = None, hidden_size: int = 32, exog_size: int = 8, window: int = 12,
@@ -90,7 +96,7 @@ class STForecasterBase(nn.Module):
                  readout_size: int = 128, readout_layers: int = 2, readout_embedding: bool = True,
                  embedding_skip: bool = False, graph_conv: str = "diffusion", k: int = 2,
                  adaptive: Union[bool, str] = False, emb_size: int = 10, patch_size: int = 1,
-                 input_mask: bool = False, level_skip: bool = False):
+                 input_mask: bool = False, level_skip: bool = False, seasonal_fallback: bool = False):
         super().__init__()
         check_sizes(dict(input_size=input_size, horizon=horizon, hidden_size=hidden_size, window=window,
                          readout_size=readout_size), n_nodes, exog_size)
@@ -115,6 +121,14 @@ class STForecasterBase(nn.Module):
             raise ValueError(f"level_skip=True adds each node's last input reading to its output channels: it needs "
                              f"output_size <= input_size, got {self.output_size} > {input_size}.")
         self.level_skip = level_skip
+        if not isinstance(seasonal_fallback, bool):
+            raise ValueError(f"seasonal_fallback must be True or False, got {seasonal_fallback!r}.")
+        if seasonal_fallback and not (input_mask and n_nodes and tod_embedding and exog_size >= 8):
+            raise ValueError("seasonal_fallback=True forecasts nodes with no observed reading from a weekday x slot x "
+                             "node table: it needs input_mask=True, n_nodes, and the time of day and weekday in u "
+                             f"(tod_embedding > 0, exog_size >= 8); got input_mask={input_mask}, n_nodes={n_nodes}, "
+                             f"tod_embedding={tod_embedding}, exog_size={exog_size}.")
+        self.fallback = SeasonalFallback(tod_embedding, n_nodes, self.output_size) if seasonal_fallback else None
         self.patch_size, self.tokens = patch_size, self.embedding.tokens
         self.summary = WindowSummary(self.tokens, hidden_size, readout_size)
         self.skip = WindowSummary(self.tokens, hidden_size, readout_size) if embedding_skip else None
@@ -180,4 +194,7 @@ class STForecasterBase(nn.Module):
         if self.level_skip:
             last = x if x_mask is None else fill_missing(x, x_mask)
             y = y + last[:, -1:, :, :self.output_size]
+        if self.fallback is not None and x_mask is not None:
+            observed = x_mask.expand_as(x)[..., :self.output_size].amax(1) > 0                    # [b, N, C]
+            y = self.fallback(y, observed, u[:, -1])
         return y

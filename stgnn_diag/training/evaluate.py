@@ -160,7 +160,7 @@ def pretrained_module(name: str, tag: Union[bool, str] = True):
     return module.eval()
 
 
-def _check_scaler(module, splits) -> None:
+def check_scaler(module, splits) -> None:
     """Refuse data whose scaler is not the one the weights were trained with (another data set or protocol)."""
     mean, std = splits.scaler.mean, splits.scaler.std
     got = torch.as_tensor(np.asarray([mean, std], dtype=np.float64).reshape(2, -1), dtype=torch.float32)
@@ -225,7 +225,7 @@ def evaluate(model: Optional[str] = None, checkpoint: Optional[Union[str, Path]]
         splits = make_splits(get_dataset(dataset, data_root, progress=progress), protocol, window=window,
                              horizon=horizon, max_windows=max_windows)
     if module is not None:
-        _check_scaler(module, splits)
+        check_scaler(module, splits)
     if pretrained:  # the shipped weights carry no graph: the data set's
         module.edge_index = splits.edge_index.clone()
         module.edge_weight = None if splits.edge_weight is None else splits.edge_weight.clone().float()

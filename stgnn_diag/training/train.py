@@ -35,6 +35,7 @@ from .quiet import quiet_lightning
 from .run_dir import (CHECKPOINTS, CONFIG_JSON, LAST, METRICS_JSON, RESUMABLE_CHANGES, RunLock, check_same_model,
                       check_same_run, last_checkpoint,
                       prepare_run_dir, write_json)
+from .seasonal import seasonal_table
 
 
 @dataclass
@@ -165,10 +166,13 @@ def build(cfg: TrainConfig, budget: Budget, splits) -> ForecastModule:
     if steps == 0:
         raise ValueError(f"The training split ({len(splits.train)} windows) holds no full batch of "
                          f"{budget.batch_size}; lower --batch-size.")
-    return ForecastModule(cfg.model, kwargs, splits.scaler.mean, splits.scaler.std, budget, steps_per_epoch=steps,
-                          covariates=covariates, edge_index=splits.edge_index, edge_weight=splits.edge_weight,
-                          dataset=cfg.dataset, protocol=cfg.protocol, window=cfg.window, horizon=cfg.horizon,
-                          seed=cfg.seed)
+    module = ForecastModule(cfg.model, kwargs, splits.scaler.mean, splits.scaler.std, budget, steps_per_epoch=steps,
+                            covariates=covariates, edge_index=splits.edge_index, edge_weight=splits.edge_weight,
+                            dataset=cfg.dataset, protocol=cfg.protocol, window=cfg.window, horizon=cfg.horizon,
+                            seed=cfg.seed)
+    if getattr(module.model, "fallback", None) is not None:
+        module.model.fallback.set_table(seasonal_table(splits))
+    return module
 
 
 def _deterministic(accelerator: str):

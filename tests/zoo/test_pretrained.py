@@ -222,3 +222,30 @@ def test_a_misspelt_argument_is_named_with_close_matches(capsys):
     assert "did you mean 'hidden_size'" in capsys.readouterr().err
     assert main(["train", "--model", "tts_attn_none", "--set", "hiden_size=8", "--out", "/nonexistent/y"]) == 2
     assert "did you mean 'hidden_size'" in capsys.readouterr().err
+
+
+def test_a_tag_exported_with_the_seasonal_fallback_is_the_unit_trained_with_it(metr_la_root, tmp_path, monkeypatch):
+    # the option acts in evaluation mode only: switched on after training, the weights, the card's metrics and
+    # the shipped tag's evaluation are those of the same unit trained with it
+    over = {**TINY["model_overrides"], "input_mask": True, "level_skip": True}
+    unit = tmp_path / "unit"
+    res = train(TrainConfig(out=str(unit / "run"), data_root=str(metr_la_root), **{**TINY, "model_overrides": over}))
+    (unit / "result.json").write_text(json.dumps(res))
+    cfg = json.loads(export_unit(unit, "fb", out_dir=tmp_path / "weights", seasonal_fallback=True,
+                                 data_root=metr_la_root).read_text())
+    trained_with = train(TrainConfig(out=str(tmp_path / "with"), data_root=str(metr_la_root),
+                                     **{**TINY, "model_overrides": {**over, "seasonal_fallback": True}}))
+    assert cfg["metrics"]["mae@3"] != pytest.approx(res["metrics"]["mae@3"], abs=1e-6)  # a sensor is down in a window
+    for k, v in trained_with["metrics"].items():
+        assert cfg["metrics"][k] == pytest.approx(v, abs=1e-5), k
+    assert cfg["seasonal_fallback"]["metrics_without"] == res["metrics"] and cfg["model_kwargs"]["seasonal_fallback"]
+    assert "--set-for tts_attn_penalty seasonal_fallback=true" in cfg["command"]
+    monkeypatch.setenv("STGNN_DIAG_WEIGHTS", str(tmp_path / "weights"))
+    got = evaluate("tts_attn_penalty", pretrained="fb", data_root=metr_la_root, max_windows=600, progress=False)
+    for k, v in cfg["metrics"].items():
+        if k not in ("split", "windows"):
+            assert got["metrics"][k] == pytest.approx(v, abs=1e-5), k
+    budget = {**(res.get("budget_resolved") or res["config"]["budget_resolved"]), "patience": 3}
+    (unit / "result.json").write_text(json.dumps({**res, "budget_resolved": budget}))
+    with pytest.raises(ValueError, match="trained with early stopping"):
+        export_unit(unit, "es", out_dir=tmp_path / "weights", seasonal_fallback=True, data_root=metr_la_root)
