@@ -88,6 +88,8 @@ def render_pretrained(name: str) -> str:
                 *([arch] if (arch := _architecture(name, c)) else []),
                 f"Test set ({c['metrics'].get('windows')} windows), masked metrics in mph / %:\n",
                 f"| | {head} |", "|---|" + "---|" * 12, _row(f"`{name}`", c["metrics"])]
+        if "seasonal_fallback" in c:  # switched on after training (stgnn_diag.bench.weights --seasonal-fallback)
+            out += [_row(f"`{name}` without `seasonal_fallback`", c["seasonal_fallback"]["metrics_without"])]
         out += [_row(b, m) for b, m in c.get("baselines", {}).items()]
         out += ["", f"Inputs: x scaled with mean {_num(inp['scaler_mean'])} / std {_num(inp['scaler_std'])} "
                     f"(`{inp['covariates']}` covariates: {inp['covariate_encoding']}); window {inp['window']}, "

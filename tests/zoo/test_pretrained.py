@@ -241,6 +241,8 @@ def test_a_tag_exported_with_the_seasonal_fallback_is_the_unit_trained_with_it(m
     assert cfg["seasonal_fallback"]["metrics_without"] == res["metrics"] and cfg["model_kwargs"]["seasonal_fallback"]
     assert "--set-for tts_attn_penalty seasonal_fallback=true" in cfg["command"]
     monkeypatch.setenv("STGNN_DIAG_WEIGHTS", str(tmp_path / "weights"))
+    card = render_pretrained("tts_attn_penalty")
+    assert f"| `tts_attn_penalty` without `seasonal_fallback` | {res['metrics']['mae@3']:.3f} |" in card
     got = evaluate("tts_attn_penalty", pretrained="fb", data_root=metr_la_root, max_windows=600, progress=False)
     for k, v in cfg["metrics"].items():
         if k not in ("split", "windows"):
