@@ -25,8 +25,8 @@ import torch
 from ..datasets import get_dataset, make_splits
 from ..training import load_checkpoint
 from ..training.evaluate import check_scaler, predict_split, score
-from ..training.seasonal import add_seasonal_fallback
 from ..training.safe_load import load_file
+from ..training.seasonal import add_seasonal_fallback
 from ..zoo.pretrained import sha256, weights_dir
 from .grid import model_override_flags, override_flags
 

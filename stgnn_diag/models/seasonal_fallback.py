@@ -75,7 +75,5 @@ class SeasonalFallback(nn.Module):
                              "model.fallback.set_table(table) with the mean reading per weekday, slot and node of "
                              "the training data in the model's input units (stgnn-diag train does it from the "
                              "training split).")
-        if bool(observed.all()):
-            return y
         prior = self.lookup(u_last, y.size(1)).to(y.dtype)
         return torch.where(observed[:, None], y, prior)
