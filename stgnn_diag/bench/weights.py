@@ -11,7 +11,9 @@ configuration, its ``result.json`` the test metrics; see :mod:`stgnn_diag.zoo.pr
 ``--seasonal-fallback`` ships a unit trained without ``seasonal_fallback`` with it switched on
 (:func:`stgnn_diag.training.seasonal.add_seasonal_fallback`: the table fitted on the training split, then the
 test split scored again). The option acts in evaluation mode only, so this is the model that training with it
-gives; a unit whose training early stopping steered (validation scores change with the option) is refused.
+gives; a unit whose training early stopping steered (validation scores change with the option) is refused. The
+weights file leaves the table out (``fitted_at_load`` in the JSON): it is fitted again from the training split
+when the tag is loaded by the engine or by ``stgnn_diag.training.fit_fallback_table``.
 """
 from __future__ import annotations
 
@@ -23,6 +25,7 @@ from typing import Dict, Optional
 import torch
 
 from ..datasets import get_dataset, make_splits
+from ..models.seasonal_fallback import table_keys
 from ..training import load_checkpoint
 from ..training.evaluate import check_scaler, predict_split, score
 from ..training.safe_load import load_file
@@ -83,7 +86,8 @@ def export_unit(unit: Path, tag: str, out_dir: Optional[Path] = None, default: b
     out = Path(out_dir) if out_dir is not None else weights_dir()
     out.mkdir(parents=True, exist_ok=True)
     pt = out / f"{name}.{tag}.pt"
-    torch.save({k: v.clone() for k, v in module.model.state_dict().items()}, pt)
+    left_out = table_keys(module.model)  # a function of the training data, fitted at load (larger than the model)
+    torch.save({k: v.clone() for k, v in module.model.state_dict().items() if k not in left_out}, pt)
 
     cfg = {
         "name": name, "tag": tag, "default": default,
@@ -95,7 +99,7 @@ def export_unit(unit: Path, tag: str, out_dir: Optional[Path] = None, default: b
         "global_steps": res["global_steps"], "train_time_s": res.get("train_time_s"),
         "trained_on": (res.get("machine") or {}).get("summary"), "git_commit": res.get("git_commit"),
         "metrics": {"split": "test", "windows": res.get("windows"), **metrics}, **extra,
-        "weights": pt.name, "sha256": sha256(pt),
+        "weights": pt.name, "sha256": sha256(pt), **({"fitted_at_load": left_out} if left_out else {}),
         "command": _command({**res, "model_overrides": overrides}),
         "inputs": module.input_spec(),
     }

@@ -5,13 +5,17 @@ nothing of the node to go on. :class:`SeasonalFallback` forecasts the node's his
 instead: the mean reading of its weekday and slot of the day at each target step, from a table
 ``[7, slots, N, C]`` in the model's input units fitted on training data (``stgnn-diag train`` fits it on
 the training split: :func:`stgnn_diag.baselines.fit_historical_average`, scaled like the inputs) and
-saved with the weights.
+saved with the weights. The shipped tags leave it out of their weights file (it is a function of the
+training data, 1.7 MB for METR-LA, larger than the model): the engine fits it when it loads them, and
+``stgnn_diag.training.fit_fallback_table(model)`` does it in a user's own pipeline.
 
 It is an inference rule: it applies in evaluation mode only. In training mode the forecaster's output is
 left as it is, so the learned weights do not depend on the option and the table can be set on any
 trained model.
 """
 from __future__ import annotations
+
+from typing import List
 
 import torch
 from torch import Tensor, nn
@@ -71,9 +75,17 @@ class SeasonalFallback(nn.Module):
         if self.training:
             return y
         if not bool(self.fitted):
-            raise ValueError("seasonal_fallback=True, but the model's seasonal table was never set: call "
-                             "model.fallback.set_table(table) with the mean reading per weekday, slot and node of "
-                             "the training data in the model's input units (stgnn-diag train does it from the "
-                             "training split).")
+            raise ValueError("seasonal_fallback=True, but the model's seasonal table was never set (shipped "
+                             "weights leave it out): call stgnn_diag.training.fit_fallback_table(model), which fits "
+                             "it on the training split the weights were trained on, or model.fallback.set_table(table) "
+                             "with the mean reading per weekday, slot and node of the training data in the model's "
+                             "input units.")
         prior = self.lookup(u_last, y.size(1)).to(y.dtype)
         return torch.where(observed[:, None], y, prior)
+
+
+def table_keys(model: nn.Module) -> List[str]:
+    """The ``state_dict`` keys of ``model``'s seasonal tables (``fallback.table``, ``fallback.fitted``): fitted
+    from data, not learned, so a weights file may leave them out and have them fitted at load."""
+    return [f"{name}.{key}" if name else key for name, m in model.named_modules() if isinstance(m, SeasonalFallback)
+            for key in ("table", "fitted")]

@@ -44,10 +44,12 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     return p
 
 
-def pretrained_model(name, tag, checkpoint, n_nodes: int, dataset: Optional[str] = None):
+def pretrained_model(name, tag, checkpoint, n_nodes: int, dataset: Optional[str] = None, data_root=None):
     """``(model, info)`` from a zoo entry's shipped weights (``--pretrained [TAG]``); ``dataset``: the data set
-    of the window, which must be the one the weights were trained on."""
+    of the window, which must be the one the weights were trained on (``data_root``: where it is, for a seasonal
+    table fitted at load)."""
     from ..datasets import recorded_dataset
+    from ..training.seasonal import fit_fallback_table
     from ..zoo import create_model
     from ..zoo.pretrained import PretrainedError
 
@@ -61,6 +63,7 @@ def pretrained_model(name, tag, checkpoint, n_nodes: int, dataset: Optional[str]
     if cfg["model_kwargs"].get("n_nodes") not in (None, n_nodes):
         raise PretrainedError(f"{name}.{cfg['tag']} was trained on {cfg['model_kwargs']['n_nodes']} nodes; "
                               f"the data has {n_nodes}.")
+    fit_fallback_table(model, data_root=data_root)
     info = {"model": name, "trained": True, "checkpoint": f"pretrained {name}.{cfg['tag']}",
             "kwargs": cfg["model_kwargs"]}
     return model.eval(), info
@@ -95,7 +98,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         if args.pretrained:
             model, minfo = pretrained_model(args.model, args.pretrained, args.checkpoint, window.n_nodes,
-                                            dataset=window.dataset)
+                                            dataset=window.dataset, data_root=args.data_root)
         else:
             model, minfo = build_model(args.model, args.checkpoint, **overrides)
     except (CheckpointFormatError, PretrainedError) as e:

@@ -13,6 +13,7 @@ from ..datasets import DEFAULT_DATASET, WindowDataset, get_dataset, make_splits,
 from ..metrics import default_steps, horizon_metrics
 from .malloc import keep_freed_memory
 from .safe_load import CheckpointReadError, UnsafeCheckpointError, load_file
+from .seasonal import fit_fallback_table
 
 
 class CheckpointError(ValueError):
@@ -226,6 +227,7 @@ def evaluate(model: Optional[str] = None, checkpoint: Optional[Union[str, Path]]
                              horizon=horizon, max_windows=max_windows)
     if module is not None:
         check_scaler(module, splits)
+        fit_fallback_table(module.model, splits)  # shipped weights leave the seasonal table out
     if pretrained:  # the shipped weights carry no graph: the data set's
         module.edge_index = splits.edge_index.clone()
         module.edge_weight = None if splits.edge_weight is None else splits.edge_weight.clone().float()

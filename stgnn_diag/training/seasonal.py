@@ -1,10 +1,12 @@
 """The table of ``seasonal_fallback=True`` (:class:`~stgnn_diag.models.seasonal_fallback.SeasonalFallback`),
-fitted on a protocol's training split, and the fallback switched on for a model trained without it."""
+fitted on a protocol's training split; fitted at load for weights that leave it out; and the fallback switched
+on for a model trained without it."""
 from __future__ import annotations
 
 import numpy as np
 
 from ..baselines import fit_historical_average
+from ..datasets import get_dataset, make_splits, recorded_dataset
 from ..zoo import create_model
 
 
@@ -17,6 +19,38 @@ def seasonal_table(splits) -> np.ndarray:
     data = splits.dataset
     table = fit_historical_average(data.speed64[:splits.fit_stop], data.timestamps[:splits.fit_stop])
     return splits.scaler.transform(table).astype(np.float32)
+
+
+def fit_fallback_table(model, splits=None, data_root=None):
+    """Fit the seasonal table of ``model`` when its weights came without it (the shipped tags leave it out:
+    their JSON lists it under ``fitted_at_load``); nothing to do for a model without the option or whose table
+    is set. Returns ``model``.
+
+    Args:
+        model: a zoo model (``nn.Module``).
+        splits: the splits of the data set and protocol the weights were trained under (their scaler must be
+            the weights'); default: built from ``model.pretrained_cfg`` (data set, protocol, window, horizon)
+            with the data found through ``data_root`` (then ``$STGNN_DIAG_DATA``, then ``datasets/``).
+    """
+    fallback = getattr(model, "fallback", None)
+    if fallback is None or bool(fallback.fitted):
+        return model
+    cfg = getattr(model, "pretrained_cfg", None)
+    if splits is None:
+        if cfg is None:
+            raise ValueError("The model carries no pretrained_cfg: give the splits of the data set and protocol its "
+                             "weights were trained under (stgnn_diag.datasets.make_splits).")
+        splits = make_splits(get_dataset(recorded_dataset(cfg), data_root, progress=False), cfg["protocol"],
+                             window=cfg["inputs"]["window"], horizon=cfg["inputs"]["horizon"], max_windows=1)
+    if cfg is not None:  # the table is in the weights' input units: the data must be scaled as they were trained
+        inp = cfg["inputs"]
+        got = np.asarray([splits.scaler.mean, splits.scaler.std], dtype=np.float64).ravel()
+        want = np.asarray([inp["scaler_mean"], inp["scaler_std"]], dtype=np.float64).ravel()
+        if got.shape != want.shape or not np.allclose(got, want, rtol=1e-5):
+            raise ValueError(f"The data's scaler {got.tolist()} is not the one of {cfg['name']}.{cfg['tag']} "
+                             f"{want.tolist()}: other data or another protocol than the weights were trained on.")
+    fallback.set_table(seasonal_table(splits))
+    return model
 
 
 def add_seasonal_fallback(module, splits):

@@ -95,6 +95,10 @@ def render_pretrained(name: str) -> str:
                     f"(`{inp['covariates']}` covariates: {inp['covariate_encoding']}); window {inp['window']}, "
                     f"horizon {inp['horizon']}; {inp['edge_direction']}"
                     + (f"; x_mask {inp['x_mask']}" if "x_mask" in inp else "") + ".\n",
+                *([f"Not in the weights file: {', '.join(f'`{k}`' for k in c['fitted_at_load'])}, a function of the "
+                   f"training data, fitted from the {c['protocol']} training split when `stgnn-diag evaluate` loads "
+                   f"the tag; in your own code call `stgnn_diag.training.fit_fallback_table(model)` once.\n"]
+                  if c.get("fitted_at_load") else []),
                 f"Reproduce: `{c['command']}` (commit `{(c.get('git_commit') or '?')[:10]}`).\n"]
     return "\n".join(out)
 

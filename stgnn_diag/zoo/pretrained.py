@@ -6,7 +6,9 @@ Each tag of an entry is two files in the repository's ``models/weights/`` (or ``
   test metrics, the weights file's name and sha256, the exact command that trained it, and what a user
   needs to prepare inputs (scaler mean / std, covariates and their encoding, window, horizon, edge
   direction);
-* ``<name>.<tag>.pt``: the model's ``state_dict`` (tensors only: read with ``weights_only=True``).
+* ``<name>.<tag>.pt``: the model's ``state_dict`` (tensors only: read with ``weights_only=True``), less the
+  tensors the JSON lists under ``fitted_at_load`` (a ``seasonal_fallback`` table: a function of the training
+  data, fitted when the engine loads the tag, or by ``stgnn_diag.training.fit_fallback_table(model)``).
 
 Written by ``python -m stgnn_diag.bench.weights`` from a finished benchmark unit. Nothing is downloaded.
 """
@@ -20,6 +22,8 @@ from typing import Dict, List, Optional, Union
 
 import torch
 from torch import nn
+
+from ..models.seasonal_fallback import table_keys
 
 #: Where shipped weights live (the repository's ``models/weights``), unless ``$STGNN_DIAG_WEIGHTS`` says otherwise.
 WEIGHTS_DIR = Path(__file__).resolve().parents[2] / "models" / "weights"
@@ -107,11 +111,21 @@ def load_weights(model: nn.Module, cfg: Dict, directory: Optional[Path] = None) 
                               f"truncated file).")
     state = torch.load(path, map_location="cpu", weights_only=True)
     check_finite_state(state, path)
+    # tensors fitted from data rather than learned (the seasonal table) that the file leaves out on purpose
+    left_out = set(cfg.get("fitted_at_load", []))
+    if not left_out <= set(table_keys(model)):
+        raise PretrainedError(f"{cfg['name']}.{cfg['tag']}: fitted_at_load names {sorted(left_out)}, but only the "
+                              f"seasonal table ({table_keys(model)}) may be left out of a weights file.")
     try:
-        model.load_state_dict(state)
-    except RuntimeError as e:
+        missing, unexpected = model.load_state_dict(state, strict=False)
+    except RuntimeError as e:  # a tensor of another shape
         raise PretrainedError(f"{path} does not fit {cfg['name']} built with {cfg['model_kwargs']}: "
                               f"{str(e).splitlines()[1].strip() if len(str(e).splitlines()) > 1 else e}") from None
+    if unexpected or set(missing) != left_out:
+        said = "; ".join(f"{what}: {sorted(keys)[:4]}" for what, keys in
+                         (("missing", set(missing) - left_out), ("unexpected", unexpected),
+                          ("present though fitted_at_load", left_out - set(missing))) if keys)
+        raise PretrainedError(f"{path} does not fit {cfg['name']} built with {cfg['model_kwargs']}: {said}.")
     return model
 
 

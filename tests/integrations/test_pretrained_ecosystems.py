@@ -71,3 +71,27 @@ def test_pygt_snapshot_loop(shipped, metr_la):
                                    rtol=1e-5, atol=1e-4)
     with pytest.raises(ValueError, match="break the calendar encoding"):
         to_static_graph_temporal_signal(metr_la, features=("speed", "calendar"), scaling="pygt")
+
+
+def test_the_fallback_tag_with_its_table_fitted_in_plain_pytorch(dcrnn_splits):
+    # docs/pretrained.md: the shipped tag with seasonal_fallback, its table fitted by fit_fallback_table. Where a
+    # sensor's whole window is missing its forecast (mph) is the historical-average baseline's (computed by the
+    # baselines module from the targets' timestamps); elsewhere the tag without the fallback's forecast
+    from stgnn_diag.baselines import historical_average
+    from stgnn_diag.training import fit_fallback_table
+
+    model = fit_fallback_table(stgnn_diag.create_model("tas_attn_none", pretrained="metr_la_e10_mask_skip_p1_fallback"))
+    plain = stgnn_diag.create_model("tas_attn_none", pretrained="metr_la_e10_mask_skip_p1").eval()
+    test = dcrnn_splits.test
+    down = ~test[0:len(test)]["x_mask"].any(1)[..., 0]                                   # [windows, nodes]
+    pick = torch.nonzero(down.any(1)).flatten()[:2]
+    batch, inp = test[pick], model.pretrained_cfg["inputs"]
+    args = (batch["x"], dcrnn_splits.edge_index, dcrnn_splits.edge_weight)
+    with torch.no_grad():
+        got = model.eval()(*args, u=batch["u"], x_mask=batch["x_mask"])[..., 0] * inp["scaler_std"] + inp["scaler_mean"]
+        other = plain(*args, u=batch["u"], x_mask=batch["x_mask"])[..., 0] * inp["scaler_std"] + inp["scaler_mean"]
+    ha = torch.from_numpy(historical_average(dcrnn_splits, "test")[pick.numpy()]).float()   # [2, H, nodes]
+    where = down[pick][:, None, :].expand_as(got)
+    assert where.any() and (~where).any()
+    torch.testing.assert_close(got[where], ha[where], rtol=1e-5, atol=1e-3)
+    torch.testing.assert_close(got[~where], other[~where])

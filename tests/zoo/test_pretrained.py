@@ -224,30 +224,88 @@ def test_a_misspelt_argument_is_named_with_close_matches(capsys):
     assert "did you mean 'hidden_size'" in capsys.readouterr().err
 
 
-def test_a_tag_exported_with_the_seasonal_fallback_is_the_unit_trained_with_it(metr_la_root, tmp_path, monkeypatch):
-    # the option acts in evaluation mode only: switched on after training, the weights, the card's metrics and
-    # the shipped tag's evaluation are those of the same unit trained with it
+@pytest.fixture(scope="module")
+def fallback_tag(metr_la_root, tmp_path_factory):
+    """A tiny unit trained without the seasonal fallback, exported with it as tag ``fb``; the same unit trained
+    with the option (its checkpoint holds the table that training fitted)."""
+    base = tmp_path_factory.mktemp("fallback")
     over = {**TINY["model_overrides"], "input_mask": True, "level_skip": True}
-    unit = tmp_path / "unit"
+    unit = base / "unit"
     res = train(TrainConfig(out=str(unit / "run"), data_root=str(metr_la_root), **{**TINY, "model_overrides": over}))
     (unit / "result.json").write_text(json.dumps(res))
-    cfg = json.loads(export_unit(unit, "fb", out_dir=tmp_path / "weights", seasonal_fallback=True,
+    cfg = json.loads(export_unit(unit, "fb", out_dir=base / "weights", seasonal_fallback=True,
                                  data_root=metr_la_root).read_text())
-    trained_with = train(TrainConfig(out=str(tmp_path / "with"), data_root=str(metr_la_root),
+    trained_with = train(TrainConfig(out=str(base / "with"), data_root=str(metr_la_root),
                                      **{**TINY, "model_overrides": {**over, "seasonal_fallback": True}}))
+    return base, unit, res, cfg, trained_with
+
+
+def test_a_tag_exported_with_the_seasonal_fallback_is_the_unit_trained_with_it(fallback_tag, metr_la_root, tmp_path,
+                                                                               monkeypatch):
+    # the option acts in evaluation mode only: switched on after training, the weights, the card's metrics and
+    # the shipped tag's evaluation (its table fitted at load) are those of the same unit trained with it
+    base, unit, res, cfg, trained_with = fallback_tag
     assert cfg["metrics"]["mae@3"] != pytest.approx(res["metrics"]["mae@3"], abs=1e-6)  # a sensor is down in a window
     for k, v in trained_with["metrics"].items():
         assert cfg["metrics"][k] == pytest.approx(v, abs=1e-5), k
     assert cfg["seasonal_fallback"]["metrics_without"] == res["metrics"] and cfg["model_kwargs"]["seasonal_fallback"]
     assert "--set-for tts_attn_penalty seasonal_fallback=true" in cfg["command"]
-    monkeypatch.setenv("STGNN_DIAG_WEIGHTS", str(tmp_path / "weights"))
+    monkeypatch.setenv("STGNN_DIAG_WEIGHTS", str(base / "weights"))
     card = render_pretrained("tts_attn_penalty")
     assert f"| `tts_attn_penalty` without `seasonal_fallback` | {res['metrics']['mae@3']:.3f} |" in card
+    assert "Not in the weights file: `fallback.table`, `fallback.fitted`" in card
     got = evaluate("tts_attn_penalty", pretrained="fb", data_root=metr_la_root, max_windows=600, progress=False)
     for k, v in cfg["metrics"].items():
         if k not in ("split", "windows"):
             assert got["metrics"][k] == pytest.approx(v, abs=1e-5), k
     budget = {**(res.get("budget_resolved") or res["config"]["budget_resolved"]), "patience": 3}
-    (unit / "result.json").write_text(json.dumps({**res, "budget_resolved": budget}))
+    shutil.copytree(unit, tmp_path / "es")
+    (tmp_path / "es" / "result.json").write_text(json.dumps({**res, "budget_resolved": budget}))
     with pytest.raises(ValueError, match="trained with early stopping"):
-        export_unit(unit, "es", out_dir=tmp_path / "weights", seasonal_fallback=True, data_root=metr_la_root)
+        export_unit(tmp_path / "es", "es", out_dir=tmp_path / "weights", seasonal_fallback=True, data_root=metr_la_root)
+
+
+def test_a_fallback_tag_ships_without_its_table_and_fits_it_at_load(fallback_tag, metr_la_root, tmp_path, monkeypatch):
+    from stgnn_diag.training import fit_fallback_table, load_checkpoint
+
+    base, _, _, cfg, _ = fallback_tag
+    assert cfg["fitted_at_load"] == ["fallback.table", "fallback.fitted"]
+    state = torch.load(base / "weights" / cfg["weights"], weights_only=True)
+    assert not {"fallback.table", "fallback.fitted"} & set(state) and "head.mlp.0.fc1.weight" in state
+    monkeypatch.setenv("STGNN_DIAG_WEIGHTS", str(base / "weights"))
+    model = stgnn_diag.create_model("tts_attn_penalty", pretrained="fb").eval()
+    assert not bool(model.fallback.fitted)
+    x, u = torch.randn(2, 12, 207, 1), calendar_u(2, 12, 207)
+    mask = torch.ones_like(x, dtype=torch.bool)
+    mask[:, :, 5] = False  # node 5 down for the whole window
+    ei = torch.tensor([[0, 1], [1, 0]])
+    with pytest.raises(ValueError, match="fit_fallback_table"):
+        model(x, ei, u=u, x_mask=mask)
+    fit_fallback_table(model, data_root=metr_la_root)  # from the training split the tag names
+    # the table that training with the option fitted (train's own path, saved in its checkpoint)
+    want = load_checkpoint(base / "with" / "checkpoints" / "last.ckpt").model.fallback.table
+    torch.testing.assert_close(model.fallback.table, want, rtol=0, atol=0)
+    with torch.no_grad():
+        y = model(x, ei, u=u, x_mask=mask)
+    torch.testing.assert_close(y[:, :, 5], model.fallback.lookup(u[:, -1], 12)[:, :, 5])
+
+    from stgnn_diag.sensitivity.cli import pretrained_model  # stgnn-diag sensitivity --pretrained fb
+    tagged, _ = pretrained_model("tts_attn_penalty", "fb", None, 207, data_root=metr_la_root)
+    torch.testing.assert_close(tagged.fallback.table, want, rtol=0, atol=0)
+
+    bad = {**cfg, "inputs": {**cfg["inputs"], "scaler_mean": cfg["inputs"]["scaler_mean"] + 1.0}}
+    other = stgnn_diag.create_model("tts_attn_penalty", pretrained="fb")
+    other.pretrained_cfg = bad
+    with pytest.raises(ValueError, match="scaler"):
+        fit_fallback_table(other, data_root=metr_la_root)
+    # the JSON must list what the file leaves out, and may list only the seasonal table
+    folder = tmp_path / "w"
+    shutil.copytree(base / "weights", folder)
+    monkeypatch.setenv("STGNN_DIAG_WEIGHTS", str(folder))
+    path = folder / "tts_attn_penalty.fb.json"
+    path.write_text(json.dumps({k: v for k, v in cfg.items() if k != "fitted_at_load"}))
+    with pytest.raises(PretrainedError, match=r"missing: \['fallback.fitted', 'fallback.table'\]"):
+        stgnn_diag.create_model("tts_attn_penalty", pretrained="fb")
+    path.write_text(json.dumps({**cfg, "fitted_at_load": cfg["fitted_at_load"] + ["head.mlp.0.fc1.weight"]}))
+    with pytest.raises(PretrainedError, match="only the seasonal table"):
+        stgnn_diag.create_model("tts_attn_penalty", pretrained="fb")

@@ -10,6 +10,7 @@ import torch
 from tqdm.auto import tqdm
 
 from ...models.inputs import mask_kwargs
+from ...training.seasonal import fit_fallback_table
 from ...zoo import create_model
 from ..checkpoint import build_model
 
@@ -78,7 +79,7 @@ def get_model(name: str, args, splits) -> (torch.nn.Module, str):
     (``args.pretrained``: True or a tag), else the first checkpoint in ``args.checkpoints``, else a brief
     training."""
     if getattr(args, "pretrained", None):
-        model = create_model(name, pretrained=args.pretrained).eval()
+        model = fit_fallback_table(create_model(name, pretrained=args.pretrained).eval(), splits)
         c, k = model.pretrained_cfg, model.pretrained_cfg["model_kwargs"]
         return model, (f"pretrained `{name}.{c['tag']}` ({c['budget']}, seed {c['seed']}, hidden "
                        f"{k.get('hidden_size', 'default')}, {k.get('exog_size', 0)} covariate channels; "
