@@ -36,6 +36,7 @@ from tsl.engines import Predictor  # noqa: E402
 from tsl.metrics.torch import MaskedMAE, MaskedMAPE, MaskedMSE  # noqa: E402
 
 from ..training.safe_load import TRUSTED_PREFIXES, load_file  # noqa: E402,F401  (re-exported)
+from ..training.seasonal import fit_fallback_table  # noqa: E402
 from ..zoo import create_model  # noqa: E402
 
 
@@ -75,6 +76,8 @@ def zoo_model(name: str, edge_convention: str = "ours", **kwargs) -> nn.Module:
     if edge_convention not in EDGE_CONVENTIONS:
         raise ValueError(f"edge_convention must be one of {EDGE_CONVENTIONS}, got {edge_convention!r}.")
     model = create_model(name, **kwargs)
+    if kwargs.get("pretrained"):  # a tag with seasonal_fallback ships without its table: fit it from its data set
+        fit_fallback_table(model)
     return FromTslEdges(model) if edge_convention == "tsl" else model
 
 

@@ -10,7 +10,7 @@ from stgnn_diag.integrations.pyg_batch import forward_per_graph, window_to_data
 from stgnn_diag.integrations.pygt_data import to_static_graph_temporal_signal
 from stgnn_diag.integrations.pygt_snapshots import SnapshotModel
 from stgnn_diag.integrations.tsl_data import tsl_datamodule
-from stgnn_diag.integrations.tsl_engine import make_predictor
+from stgnn_diag.integrations.tsl_engine import make_predictor, zoo_model
 from stgnn_diag.training import evaluate
 
 NAME = "tts_attn_none"
@@ -95,3 +95,5 @@ def test_the_fallback_tag_with_its_table_fitted_in_plain_pytorch(dcrnn_splits):
     assert where.any() and (~where).any()
     torch.testing.assert_close(got[where], ha[where], rtol=1e-5, atol=1e-3)
     torch.testing.assert_close(got[~where], other[~where])
+    in_tsl = zoo_model("tas_attn_none", pretrained="metr_la_e10_mask_skip_p1_fallback")   # make_predictor's model
+    torch.testing.assert_close(in_tsl.fallback.table, model.fallback.table, rtol=0, atol=0)
