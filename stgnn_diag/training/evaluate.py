@@ -13,7 +13,7 @@ from ..datasets import DEFAULT_DATASET, WindowDataset, get_dataset, make_splits,
 from ..metrics import default_steps, horizon_metrics
 from .malloc import keep_freed_memory
 from .safe_load import CheckpointReadError, UnsafeCheckpointError, load_file
-from .seasonal import fit_fallback_table
+from .seasonal import fit_fallback_table, scaler_differs
 
 
 class CheckpointError(ValueError):
@@ -163,13 +163,11 @@ def pretrained_module(name: str, tag: Union[bool, str] = True):
 
 def check_scaler(module, splits) -> None:
     """Refuse data whose scaler is not the one the weights were trained with (another data set or protocol)."""
-    mean, std = splits.scaler.mean, splits.scaler.std
-    got = torch.as_tensor(np.asarray([mean, std], dtype=np.float64).reshape(2, -1), dtype=torch.float32)
-    want = torch.stack([module.scaler_mean.flatten(), module.scaler_std.flatten()])
-    if got.shape != want.shape or not torch.allclose(got, want, rtol=1e-5):
+    if scaler_differs(module.scaler_mean.cpu(), module.scaler_std.cpu(), splits):
         raise CheckpointError("The data's scaler differs from the one the weights were trained with "
-                              f"({want.flatten()[:2].tolist()} vs {got.flatten()[:2].tolist()}): another data set "
-                              f"or protocol.")
+                              f"({[module.scaler_mean.flatten()[0].item(), module.scaler_std.flatten()[0].item()]} vs "
+                              f"{[float(np.ravel(splits.scaler.mean)[0]), float(np.ravel(splits.scaler.std)[0])]}): "
+                              f"another data set or protocol.")
 
 
 def evaluate(model: Optional[str] = None, checkpoint: Optional[Union[str, Path]] = None, *,

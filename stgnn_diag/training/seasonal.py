@@ -21,6 +21,13 @@ def seasonal_table(splits) -> np.ndarray:
     return splits.scaler.transform(table).astype(np.float32)
 
 
+def scaler_differs(mean, std, splits) -> bool:
+    """Whether ``splits``' scaler is not ``(mean, std)`` (numbers, arrays or tensors; relative tolerance 1e-5)."""
+    got = np.asarray([splits.scaler.mean, splits.scaler.std], dtype=np.float64).reshape(2, -1)
+    want = np.stack([np.asarray(v, dtype=np.float64).reshape(-1) for v in (mean, std)])
+    return got.shape != want.shape or not np.allclose(got, want, rtol=1e-5)
+
+
 def fit_fallback_table(model, splits=None, data_root=None):
     """Fit the seasonal table of ``model`` when its weights came without it (the shipped tags leave it out:
     their JSON lists it under ``fitted_at_load``); nothing to do for a model without the option or whose table
@@ -42,13 +49,9 @@ def fit_fallback_table(model, splits=None, data_root=None):
                              "weights were trained under (stgnn_diag.datasets.make_splits).")
         splits = make_splits(get_dataset(recorded_dataset(cfg), data_root, progress=False), cfg["protocol"],
                              window=cfg["inputs"]["window"], horizon=cfg["inputs"]["horizon"], max_windows=1)
-    if cfg is not None:  # the table is in the weights' input units: the data must be scaled as they were trained
-        inp = cfg["inputs"]
-        got = np.asarray([splits.scaler.mean, splits.scaler.std], dtype=np.float64).ravel()
-        want = np.asarray([inp["scaler_mean"], inp["scaler_std"]], dtype=np.float64).ravel()
-        if got.shape != want.shape or not np.allclose(got, want, rtol=1e-5):
-            raise ValueError(f"The data's scaler {got.tolist()} is not the one of {cfg['name']}.{cfg['tag']} "
-                             f"{want.tolist()}: other data or another protocol than the weights were trained on.")
+    if cfg is not None and scaler_differs(cfg["inputs"]["scaler_mean"], cfg["inputs"]["scaler_std"], splits):
+        raise ValueError(f"The data's scaler is not the one of {cfg['name']}.{cfg['tag']}: other data or another "
+                         f"protocol than the weights were trained on (the table is in the weights' input units).")
     fallback.set_table(seasonal_table(splits))
     return model
 
