@@ -26,6 +26,7 @@ def _models(args) -> int:
 
 
 def _train(args) -> int:
+    from .baselines import BASELINES
     from .bench.grid import parse_key_values
     from .datasets import DEFAULT_DATASET, check_dataset_name
     from .training import TrainConfig, evaluate, train
@@ -49,7 +50,7 @@ def _train(args) -> int:
         return 0
     rows = [result]
     if not args.no_baselines:
-        for b in ("last_value", "last_value_ffill", "historical_average"):
+        for b in BASELINES:
             rows.append(evaluate(b, data_root=args.data_root, dataset=dataset, protocol=args.protocol, horizon=args.horizon,
                                  window=args.window, max_windows=args.max_windows, progress=False))
     print(f"\nrun folder: {out}  (metrics.json, metrics.csv, loss_curve.png, checkpoints/)")
@@ -158,7 +159,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=_train)
 
     p = sub.add_parser("evaluate", help="test-set metrics of a checkpoint or a baseline")
-    p.add_argument("--model", help="baseline name (last_value, last_value_ffill, historical_average), a zoo name "
+    p.add_argument("--model", help="baseline name (last_value, last_value_ffill, historical_average, historical_median), a zoo name "
                    "with --pretrained, or the model expected in --checkpoint")
     p.add_argument("--checkpoint", help="a checkpoint written by `stgnn-diag train`")
     p.add_argument("--pretrained", nargs="?", const=True, metavar="TAG",

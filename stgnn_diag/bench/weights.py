@@ -24,6 +24,7 @@ from typing import Dict, Optional
 
 import torch
 
+from ..baselines import BASELINES
 from ..datasets import get_dataset, make_splits
 from ..models.seasonal_fallback import table_keys
 from ..training import load_checkpoint
@@ -104,7 +105,7 @@ def export_unit(unit: Path, tag: str, out_dir: Optional[Path] = None, default: b
         "inputs": module.input_spec(),
     }
     baselines = {}
-    for b in ("last_value", "last_value_ffill", "historical_average"):  # sibling units of the same results folder
+    for b in BASELINES:  # sibling units of the same results folder
         f = unit.parent / f"{b}__{res['protocol']}__h{res['horizon']}__{res['budget']}" / "result.json"
         if f.is_file():
             baselines[b] = json.loads(f.read_text())["metrics"]

@@ -69,7 +69,7 @@ class STForecasterBase(nn.Module):
             ``decode(process(encode(x))) + x[:, -1]``, so the sensitivity tools' ``wrt="encoded"`` and
             ``output="hidden"`` Jacobians leave the skip out; ``wrt="input"`` (the forward call) includes it.
         seasonal_fallback: with ``input_mask``, in evaluation mode a node whose whole window is missing is
-            forecast as the mean reading of its weekday and slot of the day at each target step
+            forecast as the median reading of its weekday and slot of the day at each target step
             (:class:`~stgnn_diag.models.seasonal_fallback.SeasonalFallback`: a table saved with the weights, set
             with ``model.fallback.set_table``; ``stgnn-diag train`` fits it on the training split). Training
             mode leaves the forecast as it is, so the learned weights do not depend on the option.

@@ -1,11 +1,11 @@
 """A seasonal forecast for nodes whose input window holds no observed reading.
 
 A forecaster that sees none of a node's readings (every step of its window missing: a sensor down) has
-nothing of the node to go on. :class:`SeasonalFallback` forecasts the node's historical average there
-instead: the mean reading of its weekday and slot of the day at each target step, from a table
-``[7, slots, N, C]`` in the model's input units fitted on training data (``stgnn-diag train`` fits it on
-the training split: :func:`stgnn_diag.baselines.fit_historical_average`, scaled like the inputs) and
-saved with the weights. The shipped tags leave it out of their weights file (it is a function of the
+nothing of the node to go on. :class:`SeasonalFallback` forecasts the node's historical median there
+instead: the median reading of its weekday and slot of the day at each target step (the constant of least
+absolute error), from a table ``[7, slots, N, C]`` in the model's input units fitted on training data
+(``stgnn-diag train`` fits it on the training split: :func:`stgnn_diag.baselines.fit_historical_median`,
+scaled like the inputs) and saved with the weights. The shipped tags leave it out of their weights file (it is a function of the
 training data, 1.7 MB for METR-LA, larger than the model): the engine fits it when it loads them, and
 ``stgnn_diag.training.fit_fallback_table(model)`` does it in a user's own pipeline.
 
@@ -78,8 +78,8 @@ class SeasonalFallback(nn.Module):
             raise ValueError("seasonal_fallback=True, but the model's seasonal table was never set (shipped "
                              "weights leave it out): call stgnn_diag.training.fit_fallback_table(model), which fits "
                              "it on the training split the weights were trained on, or model.fallback.set_table(table) "
-                             "with the mean reading per weekday, slot and node of the training data in the model's "
-                             "input units.")
+                             "with the median reading per weekday, slot and node of the training data in the "
+                             "model's input units.")
         prior = self.lookup(u_last, y.size(1)).to(y.dtype)
         return torch.where(observed[:, None], y, prior)
 

@@ -5,19 +5,19 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..baselines import fit_historical_average
+from ..baselines import fit_historical_median
 from ..datasets import get_dataset, make_splits, recorded_dataset
 from ..zoo import create_model
 
 
 def seasonal_table(splits) -> np.ndarray:
-    """The historical average of the training readings (weekday x slot x node mean of the non-zero readings of
-    steps ``[0, splits.fit_stop)``, :func:`~stgnn_diag.baselines.fit_historical_average`), scaled like the
-    model's inputs.
+    """The historical median of the training readings (weekday x slot x node median of the non-zero readings of
+    steps ``[0, splits.fit_stop)``, pooled over two slots either side:
+    :func:`~stgnn_diag.baselines.fit_historical_median`), scaled like the model's inputs.
 
     Shapes: ``[7, slots_per_day, nodes]``."""
     data = splits.dataset
-    table = fit_historical_average(data.speed64[:splits.fit_stop], data.timestamps[:splits.fit_stop])
+    table = fit_historical_median(data.speed64[:splits.fit_stop], data.timestamps[:splits.fit_stop])
     return splits.scaler.transform(table).astype(np.float32)
 
 

@@ -75,9 +75,9 @@ def test_pygt_snapshot_loop(shipped, metr_la):
 
 def test_the_fallback_tag_with_its_table_fitted_in_plain_pytorch(dcrnn_splits):
     # docs/pretrained.md: the shipped tag with seasonal_fallback, its table fitted by fit_fallback_table. Where a
-    # sensor's whole window is missing its forecast (mph) is the historical-average baseline's (computed by the
+    # sensor's whole window is missing its forecast (mph) is the historical-median baseline's (computed by the
     # baselines module from the targets' timestamps); elsewhere the tag without the fallback's forecast
-    from stgnn_diag.baselines import historical_average
+    from stgnn_diag.baselines import historical_median
     from stgnn_diag.training import fit_fallback_table
 
     model = fit_fallback_table(stgnn_diag.create_model("tas_attn_none", pretrained="metr_la_e10_mask_skip_p1_fallback"))
@@ -90,10 +90,10 @@ def test_the_fallback_tag_with_its_table_fitted_in_plain_pytorch(dcrnn_splits):
     with torch.no_grad():
         got = model.eval()(*args, u=batch["u"], x_mask=batch["x_mask"])[..., 0] * inp["scaler_std"] + inp["scaler_mean"]
         other = plain(*args, u=batch["u"], x_mask=batch["x_mask"])[..., 0] * inp["scaler_std"] + inp["scaler_mean"]
-    ha = torch.from_numpy(historical_average(dcrnn_splits, "test")[pick.numpy()]).float()   # [2, H, nodes]
+    hm = torch.from_numpy(historical_median(dcrnn_splits, "test")[pick.numpy()]).float()   # [2, H, nodes]
     where = down[pick][:, None, :].expand_as(got)
     assert where.any() and (~where).any()
-    torch.testing.assert_close(got[where], ha[where], rtol=1e-5, atol=1e-3)
+    torch.testing.assert_close(got[where], hm[where], rtol=1e-5, atol=1e-3)
     torch.testing.assert_close(got[~where], other[~where])
     in_tsl = zoo_model("tas_attn_none", pretrained="metr_la_e10_mask_skip_p1_fallback")   # make_predictor's model
     torch.testing.assert_close(in_tsl.fallback.table, model.fallback.table, rtol=0, atol=0)

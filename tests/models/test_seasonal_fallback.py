@@ -1,11 +1,11 @@
-"""seasonal_fallback: in evaluation mode, a node whose whole input window is missing is forecast as the mean
+"""seasonal_fallback: in evaluation mode, a node whose whole input window is missing is forecast as the median
 reading of its weekday and slot of the day at each target step (a table fitted on the training split)."""
 import numpy as np
 import pytest
 import torch
 
 import stgnn_diag
-from stgnn_diag.baselines import historical_average
+from stgnn_diag.baselines import historical_median
 from stgnn_diag.training.module import ForecastModule
 from stgnn_diag.training.seasonal import seasonal_table
 
@@ -91,8 +91,8 @@ def test_a_table_never_set_bad_tables_and_bad_settings_are_refused():
         stgnn_diag.create_model("tas_attn_none", seasonal_fallback=1, **OPTS)
 
 
-def test_on_the_real_test_windows_the_fallback_is_the_historical_average(dcrnn_splits):
-    """Where a sensor's whole input window is missing, the engine's forecast (mph) is the historical-average
+def test_on_the_real_test_windows_the_fallback_is_the_historical_median(dcrnn_splits):
+    """Where a sensor's whole input window is missing, the engine's forecast (mph) is the historical-median
     baseline's, computed independently from the timestamps of the target steps; elsewhere the model's."""
     splits = dcrnn_splits
     n = splits.edge_index.max().item() + 1
@@ -114,7 +114,7 @@ def test_on_the_real_test_windows_the_fallback_is_the_historical_average(dcrnn_s
     batch = test[pick]
     with torch.no_grad():
         got, other = module(batch["x"], batch["u"])[..., 0], plain(batch["x"], batch["u"])[..., 0]
-    ha = torch.from_numpy(historical_average(splits, "test")[pick.numpy()]).float()       # [3, H, nodes]
+    hm = torch.from_numpy(historical_median(splits, "test")[pick.numpy()]).float()       # [3, H, nodes]
     where = down[pick][:, None, :].expand_as(got)
-    torch.testing.assert_close(got[where], ha[where], rtol=1e-5, atol=1e-3)
+    torch.testing.assert_close(got[where], hm[where], rtol=1e-5, atol=1e-3)
     torch.testing.assert_close(got[~where], other[~where])
