@@ -159,8 +159,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=_train)
 
     p = sub.add_parser("evaluate", help="test-set metrics of a checkpoint or a baseline")
-    p.add_argument("--model", help="baseline name (last_value, last_value_ffill, historical_average, historical_median), a zoo name "
-                   "with --pretrained, or the model expected in --checkpoint")
+    p.add_argument("--model", help="baseline name (last_value, last_value_ffill, historical_average, "
+                   "historical_median), a zoo name with --pretrained, or the model expected in --checkpoint")
     p.add_argument("--checkpoint", help="a checkpoint written by `stgnn-diag train`")
     p.add_argument("--pretrained", nargs="?", const=True, metavar="TAG",
                    help="score the shipped weights of --model (its default tag, or TAG)")

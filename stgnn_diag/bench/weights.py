@@ -82,8 +82,8 @@ def export_unit(unit: Path, tag: str, out_dir: Optional[Path] = None, default: b
     if seasonal_fallback:
         metrics = _rescore_with_fallback(module, unit, res, data_root)
         overrides["seasonal_fallback"] = True
-        extra = {"seasonal_fallback": {"set": "after training: table fitted on the training split, test scored again",
-                                       "metrics_without": res["metrics"]}}
+        extra = {"seasonal_fallback": {"set": "after training: historical-median table fitted on the training split, "
+                                              "test scored again", "metrics_without": res["metrics"]}}
     out = Path(out_dir) if out_dir is not None else weights_dir()
     out.mkdir(parents=True, exist_ok=True)
     pt = out / f"{name}.{tag}.pt"
