@@ -5,9 +5,9 @@ nothing of the node to go on. :class:`SeasonalFallback` forecasts the node's his
 instead: the median reading of its weekday and slot of the day at each target step (the constant of least
 absolute error), from a table ``[7, slots, N, C]`` in the model's input units fitted on training data
 (``stgnn-diag train`` fits it on the training split: :func:`stgnn_diag.baselines.fit_historical_median`,
-scaled like the inputs) and saved with the weights. The shipped tags leave it out of their weights file (it is a function of the
-training data, 1.7 MB for METR-LA, larger than the model): the engine fits it when it loads them, and
-``stgnn_diag.training.fit_fallback_table(model)`` does it in a user's own pipeline.
+scaled like the inputs) and saved with the weights. The shipped tags leave it out of their weights file (it
+is a function of the training data, 1.7 MB for METR-LA, larger than the model): the engine fits it when it
+loads them, and ``stgnn_diag.training.fit_fallback_table(model)`` does it in a user's own pipeline.
 
 It is an inference rule: it applies in evaluation mode only. In training mode the forecaster's output is
 left as it is, so the learned weights do not depend on the option and the table can be set on any
