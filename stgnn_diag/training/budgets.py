@@ -58,11 +58,10 @@ class Budget:
 
 BUDGETS: Dict[str, Budget] = {
     # The README's first run: 3 x 400 batches of 16 (1,200 steps, 19,200 windows) at lr 8e-3, the whole pipeline
-    # (data, training, test-set evaluation, baselines) in under 5 minutes on 2 idle cores with tts_attn_penalty.
-    # Measured verbatim from a fresh clone (2026-12-02, seed 0, 2 idle cores): 2 min 11 s, 2.962 / 3.389 / 3.946
-    # MAE@3/6/12, ahead of last_value_ffill (3.493 @3) and the historical average (4.187 @12); with
-    # 2 x 400 it was 3.041 / 3.488 / 4.180, only 0.007 ahead of the historical average. T&S at 2 x 400 x 16 was
-    # behind the historical average (4.241 @12).
+    # (data, training, test-set evaluation, baselines) in under 5 minutes on 2 idle cores with tas_attn_penalty.
+    # Measured (2026-12-05, seed 0, 2 idle cores): 2 min 45 s, 2.863 / 3.265 / 3.779 MAE@3/6/12, ahead of
+    # last_value_ffill (3.493 @3), the historical average (4.187) and the historical median (3.877 @12);
+    # tts_attn_penalty: 2 min 11 s, 2.962 / 3.389 / 3.946 (behind the historical median at step 12).
     "cpu-small": Budget(max_epochs=3, batch_size=16, limit_train_batches=400, limit_val_batches=20,
                         lr=8e-3, warmup_epochs=0.5, patience=None,
                         model_overrides=(("hidden_size", 32),)),
