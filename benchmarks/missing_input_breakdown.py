@@ -12,7 +12,7 @@ slot x node mean of the training readings, :func:`stgnn_diag.baselines.historica
 forecast on the pairs whose whole input window is missing, where the model has nothing of the node to go
 on, and when the model's forecast everywhere else is blended with it at weight ``w``. A third table compares the
 seasonal tables such a prior could use there: the mean, and the median pooled over ``p`` slots either side
-(:func:`stgnn_diag.baselines.fit_historical_median`; ``seasonal_fallback`` uses ``MEDIAN_POOL``, chosen with
+(:func:`stgnn_diag.baselines.historical_median`; ``seasonal_fallback`` uses ``MEDIAN_POOL``, chosen with
 ``--split val``): their MAE on those pairs and the model's MAE with each in place there.
 
 Usage::
@@ -30,9 +30,8 @@ from pathlib import Path
 
 import numpy as np
 
-from stgnn_diag.baselines import MEDIAN_POOL, fit_historical_median, historical_average, time_slots
+from stgnn_diag.baselines import MEDIAN_POOL, historical_average, historical_median
 from stgnn_diag.datasets import DEFAULT_DATASET, get_dataset, make_splits
-from stgnn_diag.datasets.covariates import day_of_week
 from stgnn_diag.training.evaluate import evaluate
 
 
@@ -94,14 +93,7 @@ def main(argv=None) -> None:
             scored = t > 0
             cells = [f"{np.abs(np.where(blind, h, (1 - w) * f + w * h) - t)[scored].mean():.4f}" for w in weights]
             print(f"| {spec} | {s} | {np.abs(f - t)[scored].mean():.4f} | " + " | ".join(cells) + " |")
-    data, stop = splits.dataset, splits.fit_stop
-    t_idx = part.starts[:, None] + np.arange(part.window, part.window + part.horizon)      # [windows, horizon]
-    slot, _ = time_slots(data.timestamps)
-    dow = day_of_week(data.timestamps)
-    tables = {"mean": ha}
-    for pool in args.pools:
-        table = fit_historical_median(data.speed64[:stop], data.timestamps[:stop], pool=pool)   # [7, slots, nodes]
-        tables[f"median ±{pool}"] = table[dow[t_idx], slot[t_idx]].astype(np.float32)
+    tables = {"mean": ha, **{f"median ±{pool}": historical_median(splits, args.split, pool) for pool in args.pools}}
     print(f"\nSeasonal tables where the whole input window is missing ({args.split}; MEDIAN_POOL = {MEDIAN_POOL}): "
           "MAE of the table on those pairs / the model's MAE with it in place there:\n\n| model | step | "
           + " | ".join(tables) + " |")

@@ -170,13 +170,13 @@ def historical_average(splits, split: str = "test") -> np.ndarray:
     return _lookup(splits, split, fit_historical_average)
 
 
-def historical_median(splits, split: str = "test") -> np.ndarray:
-    """Weekday x slot x node median of the non-zero training readings, pooled over ``MEDIAN_POOL`` slots either
-    side (:func:`fit_historical_median`), looked up at each target step.
+def historical_median(splits, split: str = "test", pool: int = MEDIAN_POOL) -> np.ndarray:
+    """Weekday x slot x node median of the non-zero training readings, pooled over ``pool`` slots either side
+    (:func:`fit_historical_median`), looked up at each target step.
 
     Shapes: ``[windows, horizon, nodes]``.
     """
-    return _lookup(splits, split, fit_historical_median)
+    return _lookup(splits, split, lambda speed, timestamps: fit_historical_median(speed, timestamps, pool=pool))
 
 
 #: Registered baselines: name -> ``fn(splits, split) -> [windows, horizon, nodes]`` mph.

@@ -12,7 +12,7 @@ from ..zoo import create_model
 
 def seasonal_table(splits) -> np.ndarray:
     """The historical median of the training readings (weekday x slot x node median of the non-zero readings of
-    steps ``[0, splits.fit_stop)``, pooled over two slots either side:
+    steps ``[0, splits.fit_stop)``, pooled over ``baselines.MEDIAN_POOL`` slots either side:
     :func:`~stgnn_diag.baselines.fit_historical_median`), scaled like the model's inputs.
 
     Shapes: ``[7, slots_per_day, nodes]``."""
