@@ -84,10 +84,10 @@ class DiffusionConv(MessagePassing):
         outside ``torch.func`` transforms and ``torch.compile``, dense up to ``dense_max_nodes`` nodes, else
         None (PyG's gather / scatter ``propagate``).
 
-        Measured on 2 CPU cores, METR-LA's 207 nodes and 1,722 edges, ``S @ X`` fwd + bwd for X
-        ``[207, 12,288]`` (batch 32 x 12 steps x 32 channels): CSR 10 ms, dense 51 ms, torch_sparse's
-        SparseTensor 27 ms; ``propagate()`` broadcasts the edge index to the whole message tensor
-        and is slower still. Dense products are what ``torch.func`` (vmap / jvp) can trace.
+        On a sparse sensor graph a CSR product touches only the edges, where a dense product touches all
+        ``n^2`` entries and ``propagate()`` broadcasts the edge index to the whole message tensor; dense
+        products are what ``torch.func`` (vmap / jvp) can trace. ``benchmarks/bench_speed_cost.py`` prints
+        the figures.
         """
         mode = self.propagation
         if mode == "auto":
@@ -193,8 +193,7 @@ class DiffusionConv(MessagePassing):
             return F.linear(xf, w[:, i], b).view(n, -1)  # [n, rest * out]
 
         # each "y + S @ acc" is one addmm: for a CSR support, "S @ acc" alone first zero-fills a new output and
-        # the sum then makes another pass (measured on one CPU core at [207, 12,288]: 8.8 ms vs 14.7 ms per
-        # hop without gradients, 26 vs 34 ms with)
+        # the sum then makes another pass over it
         i = 0
         total = None
         if self.root_weight:

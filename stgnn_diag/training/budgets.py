@@ -58,18 +58,14 @@ class Budget:
 
 BUDGETS: Dict[str, Budget] = {
     # The README's first run: 3 x 400 batches of 16 (1,200 steps, 19,200 windows) at lr 8e-3, the whole pipeline
-    # (data, training, test-set evaluation, baselines) in under 5 minutes on 2 idle cores with tas_attn_penalty.
-    # Measured (2026-12-05, seed 0, 2 idle cores): 2 min 45 s, 2.863 / 3.265 / 3.779 MAE@3/6/12, ahead of
-    # last_value_ffill (3.493 @3), the historical average (4.187) and the historical median (3.877 @12);
-    # tts_attn_penalty: 2 min 11 s, 2.962 / 3.389 / 3.946 (behind the historical median at step 12).
+    # (data, training, test-set evaluation, baselines) in a few minutes on 2 CPU cores.
     "cpu-small": Budget(max_epochs=3, batch_size=16, limit_train_batches=400, limit_val_batches=20,
                         lr=8e-3, warmup_epochs=0.5, patience=None,
                         model_overrides=(("hidden_size", 32),)),
-    # Issue #6's "15 CPU-minute" budget: 4 x 275 batches of 32 (35,200 windows, 1.5 passes over the
-    # training split): about 14.6 minutes of training at 0.8 s per step on the 2 idle cores of the development
-    # machine (attention models at hidden 32); counted in steps, so a busy machine never changes a result.
-    # lr 8e-3: in 1,100 steps the T&S forecaster reached 3.634 MAE@12 with it, 3.750 with 5e-3 and 3.850 with
-    # 3e-3 (models/results/probes/levers); results made with 3e-3 are in git history before 2026-12-01 12:10.
+    # Table 1's budget: 4 x 275 batches of 32 (35,200 windows, 1.5 passes over the training split), about a
+    # quarter of an hour of training on 2 CPU cores at hidden 32; counted in steps, so a busy machine never
+    # changes a result. lr 8e-3 is the best of 3e-3 / 5e-3 / 8e-3 for the forecasters in 1,100 steps
+    # (models/results/probes.md).
     "cpu-15min": Budget(max_epochs=4, batch_size=32, limit_train_batches=275, limit_val_batches=20,
                         lr=8e-3, warmup_epochs=0.15, patience=None,
                         model_overrides=(("hidden_size", 32),)),

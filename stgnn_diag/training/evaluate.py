@@ -25,9 +25,8 @@ def scoring_batch_size(device: Union[str, torch.device]) -> int:
 
     On the CPU the forward pass is compute-bound once its activations stay below glibc's 32 MiB mmap
     threshold (see :mod:`~stgnn_diag.training.malloc`); at batch 64 the T&S forecaster's feed-forward
-    activations ``[64, 12, 207, 64]`` are 40 MiB and are mapped and faulted in again on every batch.
-    Measured on 2 cores (1,536 test windows, ``tas_attn_penalty``, a fresh process each): batch 32
-    110 windows/s (system time 0.5 s), 64 97 windows/s (3.0 s), 128 32 windows/s (47 s).
+    activations ``[64, 12, 207, 64]`` are 40 MiB and are mapped and faulted in again on every batch, so
+    larger CPU batches score fewer windows per second.
     """
     return 32 if torch.device(device).type == "cpu" else 128
 
