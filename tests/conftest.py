@@ -39,7 +39,7 @@ def metr_la_root() -> Path:
 
 @pytest.fixture(scope="session")
 def metr_la(metr_la_root):
-    """The real METR-LA dataset, loaded once per session (no download)."""
+    """The real METR-LA dataset, loaded once per test run (no download)."""
     from stgnn_diag.datasets import MetrLA
 
     return MetrLA(metr_la_root, download=False)

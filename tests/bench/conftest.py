@@ -1,4 +1,4 @@
-"""A tiny real-data grid, run once per session through the ``bench`` command line.
+"""A tiny real-data grid, run once per test run through the ``bench`` command line.
 
 2 TTS models x 2 seeds + the ``last_value`` baseline on METR-LA (300 windows per split, 1 epoch of
 2 batches of 8, hidden 8): 5 units, about 15 s on 2 cores.

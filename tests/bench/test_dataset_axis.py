@@ -80,7 +80,7 @@ def test_records_written_before_the_data_set_axis_count_as_metr_la(tmp_path, mon
     assert recorded_dataset({}) == recorded_dataset({"dataset": None}) == "metr_la"
     assert recorded_dataset({"dataset": "pems_bay"}) == "pems_bay"
     old = make_result("tts_attn_none", 0, {}, budget="cpu-small")
-    del old["settings"]["dataset"]  # a result.json of session 9
+    del old["settings"]["dataset"]  # a result.json written before the data set axis existed
     write_results(tmp_path, old)
     unit = GridSpec(models=["tts_attn_none"]).units()[0]
     monkeypatch.setattr(runner, "_train", lambda cfg: pytest.fail("a finished METR-LA unit was trained again"))
