@@ -139,16 +139,30 @@ class SensorDataset:
         if timestamps.shape != (speed.shape[0],):
             raise ValueError(
                 f"{where}: {timestamps.shape[0]} timestamps for {speed.shape[0]} time steps")
-        if not np.all(np.diff(timestamps) > np.timedelta64(0, "ns")):
+        steps = np.diff(timestamps)
+        if not np.all(steps > np.timedelta64(0, "ns")):
             raise ValueError(f"{where}: timestamps are not strictly increasing")
+        _check_regular_grid(where, timestamps, steps)
         if len(ids) != speed.shape[1]:
             raise ValueError(f"{where}: {len(ids)} sensor ids for {speed.shape[1]} columns")
         inf = int(np.isinf(speed).sum())
         if inf:
             raise ValueError(f"{where}: {inf} readings are infinite; a corrupt file (the published one has none).")
-        nan = int(np.isnan(speed).sum())
-        if nan:
-            warnings.warn(f"{where}: {nan} readings ({100 * nan / speed.size:.2f} %) are NaN; they are counted as "
+        nan = np.isnan(speed)
+        observed = speed[~nan & (speed != 0)]
+        if observed.size == 0:
+            raise ValueError(f"{where}: no reading is observed (every value is 0 or NaN): an empty or corrupt file.")
+        if observed.min() < 0:
+            raise ValueError(f"{where}: {int((observed < 0).sum())} readings are negative (min {observed.min():g}); "
+                             f"a missing reading must be 0 or NaN: replace a missing-value marker such as -999 by 0 "
+                             f"(np.where(speed < 0, 0, speed)) and save the file again.")
+        if observed.max() > MAX_READING:
+            raise ValueError(f"{where}: {int((observed > MAX_READING).sum())} readings exceed {MAX_READING:g} "
+                             f"(max {observed.max():g}), too large to be speeds and to scale: a corrupt file or "
+                             f"another unit (the published files hold mph, below 100).")
+        if nan.any():
+            n = int(nan.sum())
+            warnings.warn(f"{where}: {n} readings ({100 * n / speed.size:.2f} %) are NaN; they are counted as "
                           f"missing, as the zeros are (the published file has no NaN).", UserWarning, stacklevel=4)
 
     def _load_graph(self, ids: List[str]):
@@ -229,6 +243,28 @@ class SensorDataset:
     def adj_tensor(self) -> Tensor:
         """The adjacency as a float32 tensor ``[nodes, nodes]``."""
         return torch.from_numpy(self.adj)
+
+
+#: The largest reading a speed file may hold; larger values are corrupt (and overflow a float32 scaler's square).
+MAX_READING = 1e6
+
+
+def _check_regular_grid(where: Path, timestamps: np.ndarray, steps: np.ndarray) -> None:
+    """Refuse timestamps off one regular grid: a window would span the gap as if its steps were consecutive."""
+    step = steps.min()
+    off = np.flatnonzero(steps != step)
+    if off.size:
+        k = int(off[0])
+        raise ValueError(
+            f"{where}: the timestamps are not on one regular grid of {_fmt(step)}: {off.size} irregular steps, the "
+            f"first a gap of {_fmt(steps[k])} after {str(timestamps[k])[:16]} (step {k}), so a window would span it "
+            f"as if its steps were consecutive. Insert the missing time steps with readings of 0 (missing) and "
+            f"save the file again.")
+
+
+def _fmt(delta: np.timedelta64) -> str:
+    seconds = int(delta / np.timedelta64(1, "s"))
+    return f"{seconds // 3600}:{seconds // 60 % 60:02d}:{seconds % 60:02d}" if seconds >= 60 else f"{seconds} s"
 
 
 def _id_mismatch(name: str, ids: List[str], other_name: str, other: List[str]) -> str:

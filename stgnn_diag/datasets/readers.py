@@ -62,8 +62,13 @@ def read_speed_npz(path: Path) -> Tuple[np.ndarray, np.ndarray, List[str]]:
             speed = np.asarray(z["speed"], dtype=np.float64)
             timestamps = np.asarray(z["timestamps"]).astype("datetime64[ns]")
             ids = [str(s) for s in z["sensor_ids"]]
-    except ValueError:
-        raise
+    except ValueError as err:
+        if "allow_pickle" in str(err):  # an object array: reading it would unpickle, i.e. run code
+            raise _corrupt(path, "it holds object arrays, which are read only by unpickling (refused); save "
+                                 "speed as float, timestamps as datetime64 and sensor_ids as str arrays") from None
+        if str(err).startswith(str(path)):
+            raise
+        raise _corrupt(path, f"its arrays cannot be converted ({err})") from None
     except Exception as err:  # zipfile.BadZipFile, OSError, EOFError, ...
         raise _corrupt(path, f"cannot be read by numpy.load ({type(err).__name__}: {err})") from err
     return speed, timestamps, ids
@@ -121,6 +126,16 @@ def read_adj_pkl(path: Path) -> Tuple[List[str], Dict[str, int], np.ndarray]:
     adj = np.asarray(adj)
     if adj.ndim != 2 or adj.shape[0] != adj.shape[1] or adj.shape[0] != len(ids):
         raise _corrupt(path, f"adjacency of shape {adj.shape} for {len(ids)} sensor ids")
+    if not np.issubdtype(adj.dtype, np.number):
+        raise _corrupt(path, f"adjacency of dtype {adj.dtype}, not numbers")
+    bad = ~np.isfinite(adj)
+    if bad.any():
+        i, j = np.argwhere(bad)[0]
+        raise _corrupt(path, f"the adjacency holds {int(np.isnan(adj).sum())} NaN and {int(np.isinf(adj).sum())} "
+                             f"Inf weights (the first at [{i}, {j}]); edge weights must be finite, 0 for no edge")
+    if (adj < 0).any():
+        raise _corrupt(path, f"the adjacency holds {int((adj < 0).sum())} negative weights (min {adj.min():g}); "
+                             f"edge weights must be >= 0, 0 for no edge")
     return [str(s) for s in ids], {str(k): int(v) for k, v in dict(id_to_ind).items()}, adj.astype(np.float32)
 
 

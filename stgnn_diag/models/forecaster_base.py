@@ -39,7 +39,8 @@ class STForecasterBase(nn.Module):
         horizon: predicted steps.
         n_nodes: nodes (needed by the node and adaptive embeddings).
         hidden_size: width ``d`` of the temporal and (T&S) graph layers.
-        exog_size: channels of ``u``: 1 (time of day) or 8 (time of day + one-hot weekday), or 0.
+        exog_size: channels of ``u``: 1 (time of day) or 8 (time of day + one-hot weekday), or 0: no calendar,
+            which switches ``tod_embedding`` and ``dow_embedding`` off (a model without covariates).
         window: input steps (the read-out reads the whole window).
         heads: attention heads.
         diag, diag_p, diag_penalty, learn_penalty, residual, causal: passed to every
@@ -100,6 +101,10 @@ class STForecasterBase(nn.Module):
         super().__init__()
         check_sizes(dict(input_size=input_size, horizon=horizon, hidden_size=hidden_size, window=window,
                          readout_size=readout_size), n_nodes, exog_size)
+        if exog_size == 0:  # no calendar in u: the calendar embeddings would have nothing to read
+            tod_embedding, dow_embedding = 0, False
+        #: The calendar options as built (what :attr:`config` records: ``exog_size=0`` switches them off).
+        self.resolved_options = {"tod_embedding": tod_embedding, "dow_embedding": dow_embedding}
         if tod_embedding and exog_size < 1:
             raise ValueError(f"tod_embedding={tod_embedding} needs exog_size >= 1 (channel 0 of u is the time of "
                              f"day); pass tod_embedding=0 to switch it off.")

@@ -52,6 +52,9 @@ def check_inputs(model, x: Tensor, edge_index, edge_weight: Optional[Tensor], u:
     check_finite(x, "x")
     edge_index, edge_weight = as_edge_index(edge_index, edge_weight)
     check_edge_index(edge_index, n, edge_weight)
+    if edge_weight is not None:
+        check_finite(edge_weight, "edge_weight", "every edge needs a finite weight (drop the edge, or give it "
+                                                 "weight 0, where the adjacency it came from has none)")
     if model.exog_size == 0:
         if u is not None:
             raise ValueError("u was given but the model was built with exog_size=0; "
@@ -120,14 +123,17 @@ def _cheap_to_check(t: Tensor) -> bool:
             and not torch._C._functorch.is_functorch_wrapped_tensor(t))
 
 
-def check_finite(t: Tensor, name: str) -> None:
+_FIX_READINGS = ("mark missing readings in the data (0 in METR-LA's files) and scale them, or fill them (e.g. "
+                 "forward fill) before the call")
+
+
+def check_finite(t: Tensor, name: str, fix: str = _FIX_READINGS) -> None:
     """Raise ``ValueError`` if ``t`` holds NaN or Inf (where :func:`_cheap_to_check`): the output would be
-    NaN everywhere a message reaches, with nothing said."""
+    NaN everywhere a message reaches, with nothing said. ``fix`` says what to do instead."""
     if _cheap_to_check(t) and not bool(torch.isfinite(t).all()):
         nan, inf = int(torch.isnan(t).sum()), int(torch.isinf(t).sum())
         raise ValueError(f"{name} holds {nan} NaN and {inf} Inf values (of {t.numel()}); the models need finite "
-                         f"inputs: mark missing readings in the data (0 in METR-LA's files) and scale them, or "
-                         f"fill them (e.g. forward fill) before the call.")
+                         f"inputs: {fix}.")
 
 
 def reset_children(module) -> None:

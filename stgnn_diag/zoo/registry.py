@@ -237,6 +237,7 @@ def _with_config(model: nn.Module, name: str, kwargs: Dict) -> nn.Module:
     """Attach ``model.config = {"name", "model_kwargs"}`` (what ``save_pretrained`` writes); for the package's
     own entries every constructor argument is in it, so a later change of a default cannot change what a
     saved configuration builds."""
-    full = {**constructor_defaults(model), **kwargs} if ":" not in name else dict(kwargs)
+    full = ({**constructor_defaults(model), **kwargs, **getattr(model, "resolved_options", {})} if ":" not in name
+            else dict(kwargs))
     model.config = {"name": name, "model_kwargs": full}
     return model

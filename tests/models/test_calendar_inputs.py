@@ -68,3 +68,19 @@ def test_pygt_layouts_are_named_with_their_conversion():
     with pytest.raises(ValueError, match="13 time steps") as e:
         model(torch.randn(2, 13, 5, 1), ei, u=u)
     assert "PyG Temporal" not in str(e.value)
+
+
+@pytest.mark.parametrize("name", ["tas_attn_none", "tts_attn_penalty"])
+def test_exog_size_zero_alone_builds_a_model_without_calendar_inputs(name):
+    """A tsl user without covariates passes exog_size=0 only; the calendar embeddings are then off, the
+    configuration says so, and it rebuilds the same model."""
+    model = stgnn_diag.create_model(name, n_nodes=3, hidden_size=8, heads=2, exog_size=0)
+    cfg = model.config["model_kwargs"]
+    assert (cfg["exog_size"], cfg["tod_embedding"], cfg["dow_embedding"]) == (0, 0, False)
+    assert not any("tod" in k or "dow" in k for k, _ in model.named_parameters())
+    out = model(torch.randn(2, 12, 3, 1), torch.tensor([[0, 1], [1, 2]]))
+    assert out.shape == (2, 12, 3, 1)
+    again = stgnn_diag.create_model(name, **cfg)
+    assert [p.shape for p in again.parameters()] == [p.shape for p in model.parameters()]
+    with pytest.raises(ValueError, match="exog_size=0"):
+        model(torch.randn(2, 12, 3, 1), torch.tensor([[0, 1], [1, 2]]), u=torch.zeros(2, 12, 8))

@@ -124,8 +124,8 @@ def test_errors_name_what_is_missing():
         stgnn_diag.create_model("tts_attn_none")
     with pytest.raises(ValueError, match="exog_size >= 8"):
         stgnn_diag.create_model("tts_attn_none", n_nodes=N, exog_size=1)
-    with pytest.raises(ValueError, match="exog_size >= 1"):
-        stgnn_diag.create_model("tas_attn_none", n_nodes=N, exog_size=0, dow_embedding=False)
+    # exog_size=0 is "no calendar": the calendar embeddings are switched off, not an error
+    assert stgnn_diag.create_model("tas_attn_none", n_nodes=N, exog_size=0).config["model_kwargs"]["tod_embedding"] == 0
     with pytest.raises(ValueError, match="no part of the model reads u"):
         stgnn_diag.create_model("tts_attn_none", n_nodes=N, tod_embedding=0, dow_embedding=False)
     m = model()

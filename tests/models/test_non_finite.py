@@ -28,6 +28,10 @@ def test_nan_or_inf_inputs_are_refused(name):
         u_bad[1, 0, 0] = float("inf")
         with pytest.raises(ValueError, match="u holds 0 NaN and 1 Inf"):
             model(x, ei, u=u_bad)
+    for value, said in ((float("nan"), "1 NaN and 0 Inf"), (float("inf"), "0 NaN and 1 Inf")):
+        with pytest.raises(ValueError, match=f"edge_weight holds {said}"):
+            model(x, ei, torch.tensor([1.0, value]), u=u)
+    assert torch.isfinite(model(x, ei, torch.tensor([1.0, 0.5]), u=u)).all()
     assert torch.isfinite(model(x, ei, u=u)).all()
 
 
