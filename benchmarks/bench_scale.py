@@ -1,0 +1,319 @@
+"""Cost against the size of the graph and the length of the window: one training step and one inference batch.
+
+For each model, node count ``N`` and window ``T`` (each measured in its own fresh process): seconds of one
+training step (forward, masked MAE, backward, an AdamW step), seconds of one inference batch (``eval`` +
+``no_grad``), and the measuring process's peak resident memory with the part the model adds (parameters,
+gradients, optimizer state and activations). The graphs are synthetic with METR-LA's out-degree distribution:
+``N`` sensors placed uniformly in a square, each linked to as many of its nearest neighbours as a METR-LA sensor
+drawn at random has out-edges, weighted by a Gaussian kernel of the distance, self-loops included (the DCRNN
+recipe); inputs are random, with a calendar ``u``.
+
+Then, per model and window, the fitted growth exponent of time and memory in ``N`` (least squares on log-log,
+over the node counts between ``--fit-from`` and ``--fit-to``) and, per model and node count, in ``T``. A
+configuration whose memory or step time, extrapolated from the smaller node counts of the same model, would
+exceed ``--max-mem-gb`` / ``--max-step-s`` is skipped and marked so (it would not fit this machine), instead of
+taking the machine down.
+
+Usage::
+
+    python benchmarks/bench_scale.py                                   # defaults below, CPU
+    python benchmarks/bench_scale.py --nodes 207 716 2352 --windows 12 --models tas_attn_none tts_attn_none
+    python benchmarks/bench_scale.py --device cuda --batch 32          # a GPU
+    python benchmarks/bench_scale.py --out scale/                      # scale.csv, scale.json, scale.png
+
+The default models are one per architecture (the zoo's variants (a)-(e) of an arrangement share its cost):
+``tas_attn_none``, ``tts_attn_none``, ``tas_template_none``, ``tts_template_none``, ``paper_tas`` and tsl's
+STID, Graph WaveNet, AGCRN and DCRNN; ``--all-entries`` adds every other native entry.
+"""
+from __future__ import annotations
+
+import argparse
+import concurrent.futures as cf
+import csv
+import json
+import math
+import multiprocessing as mp
+import os
+import platform
+import resource
+import sys
+import time
+from pathlib import Path
+from typing import Dict, List, Optional, Sequence
+
+DEFAULT_MODELS = ["tas_attn_none", "tts_attn_none", "tas_template_none", "tts_template_none", "paper_tas",
+                  "tsl:STIDModel", "tsl:GraphWaveNetModel", "tsl:AGCRNModel", "tsl:DCRNNModel"]
+DEFAULT_NODES = [207, 716, 2352, 8600, 20000]
+DEFAULT_WINDOWS = [12, 96, 288]
+#: Out-degrees (self-loop excluded) of METR-LA's sensor graph when the data is not at hand: its mean is 7.3.
+FALLBACK_DEGREES = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 14, 16]
+
+
+def _rss_now_mb() -> float:
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2 ** 20
+
+
+def _peak_rss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / (2 ** 20 if sys.platform == "darwin" else 2 ** 10)
+
+
+def metr_la_out_degrees(data_root: Optional[str]) -> List[int]:
+    """Out-degrees (without the self-loop) of METR-LA's sensor graph, or :data:`FALLBACK_DEGREES`."""
+    try:
+        from stgnn_diag.datasets import MetrLA
+
+        adj = MetrLA(data_root, download=False, progress=False).adj
+    except (OSError, ValueError):
+        return list(FALLBACK_DEGREES)
+    import numpy as np
+
+    off = adj.copy()
+    np.fill_diagonal(off, 0)
+    return [int(d) for d in (off != 0).sum(1)]
+
+
+def synthetic_graph(n: int, degrees: Sequence[int], seed: int = 0):
+    """``(edge_index [2, E], edge_weight [E])`` of ``n`` nodes with out-degrees drawn from ``degrees``: node ``v``
+    sends to its ``k_v`` nearest neighbours (kernel weights ``exp(-(d / sigma)^2)``, ``sigma`` the distances'
+    std) and to itself (weight 1)."""
+    import numpy as np
+    import torch
+    from scipy.spatial import cKDTree
+
+    rng = np.random.default_rng(seed)
+    pos = rng.random((n, 2))
+    k = np.minimum(rng.choice(np.asarray(degrees), size=n), n - 1)
+    dist, idx = cKDTree(pos).query(pos, k=int(k.max()) + 1)  # column 0 is the node itself
+    keep = np.arange(dist.shape[1])[None, :] <= k[:, None]
+    src = np.repeat(np.arange(n)[:, None], dist.shape[1], 1)[keep]
+    dst, d = idx[keep], dist[keep]
+    sigma = d[d > 0].std() if (d > 0).any() else 1.0
+    w = np.exp(-(d / sigma) ** 2)
+    return torch.as_tensor(np.stack([src, dst]), dtype=torch.long), torch.as_tensor(w, dtype=torch.float32)
+
+
+def measure(name: str, n: int, window: int, batch: int, steps: int, device: str, threads: int,
+            degrees: Sequence[int]) -> Dict:
+    """One model at ``n`` nodes and window ``window`` (runs in a fresh process); the figures as a dict."""
+    import torch
+
+    torch.set_num_threads(threads)
+    from stgnn_diag import create_model
+    from stgnn_diag.metrics import masked_mae
+    from stgnn_diag.training.malloc import keep_freed_memory
+
+    keep_freed_memory()
+    dev = torch.device(device)
+    ei, ew = (t.to(dev) for t in synthetic_graph(n, degrees))
+    g = torch.Generator().manual_seed(0)
+    x = torch.randn(batch, window, n, 1, generator=g).to(dev)
+    y = (50 + 10 * torch.randn(batch, 12, n, 1, generator=g)).to(dev)
+    tod = (torch.arange(window) % 288).float() / 288
+    u = torch.zeros(batch, window, 8)
+    u[..., 0], u[..., 1] = tod, 1.0  # a Monday
+    u = u.to(dev)
+    rss_before = _rss_now_mb()
+    if dev.type == "cuda":
+        torch.cuda.reset_peak_memory_stats()
+    torch.manual_seed(0)
+    model = create_model(name, n_nodes=n, window=window, horizon=12, exog_size=8).to(dev)
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
+
+    def sync():
+        if dev.type == "cuda":
+            torch.cuda.synchronize()
+
+    def timed(fn) -> float:
+        sync()
+        t0 = time.perf_counter()
+        fn()
+        sync()
+        return time.perf_counter() - t0
+
+    def train_step():
+        opt.zero_grad(set_to_none=True)
+        masked_mae(model(x, ei, ew, u=u) * 10 + 50, y).backward()
+        opt.step()
+
+    model.train()
+    timed(train_step)  # warm-up
+    train_s = min(timed(train_step) for _ in range(steps))
+    model.eval()
+    with torch.no_grad():
+        timed(lambda: model(x, ei, ew, u=u))
+        infer_s = min(timed(lambda: model(x, ei, ew, u=u)) for _ in range(steps))
+    peak = _peak_rss_mb()
+    return {"model": name, "nodes": n, "window": window, "batch": batch, "edges": int(ei.size(1)),
+            "parameters": sum(p.numel() for p in model.parameters()), "train_step_s": train_s,
+            "infer_batch_s": infer_s, "peak_rss_mb": peak, "model_delta_mb": peak - rss_before,
+            "cuda_max_allocated_mb": torch.cuda.max_memory_allocated() / 2 ** 20 if dev.type == "cuda" else None,
+            "status": "ok"}
+
+
+def exponent(xs: Sequence[float], ys: Sequence[float]) -> Optional[float]:
+    """Slope of ``log y`` against ``log x`` (least squares), or None for fewer than two points."""
+    pts = [(math.log(a), math.log(b)) for a, b in zip(xs, ys) if a > 0 and b and b > 0]
+    if len(pts) < 2:
+        return None
+    mx = sum(p[0] for p in pts) / len(pts)
+    my = sum(p[1] for p in pts) / len(pts)
+    sxx = sum((p[0] - mx) ** 2 for p in pts)
+    return sum((p[0] - mx) * (p[1] - my) for p in pts) / sxx if sxx else None
+
+
+def extrapolate(rows: List[Dict], key: str, n: int) -> Optional[float]:
+    """``key`` at ``n`` nodes from the two largest measured node counts of ``rows`` (a power law through them)."""
+    pts = sorted((r["nodes"], r[key]) for r in rows if r.get("status") == "ok" and r.get(key))
+    if not pts:
+        return None
+    if len(pts) == 1:
+        return pts[0][1] * n / pts[0][0]  # linear: the optimistic guess
+    (n1, v1), (n2, v2) = pts[-2], pts[-1]
+    e = max(1.0, math.log(v2 / v1) / math.log(n2 / n1)) if v1 > 0 and v2 > 0 else 1.0
+    return v2 * (n / n2) ** e
+
+
+def fit_table(rows: List[Dict], lo: int, hi: int) -> List[Dict]:
+    """Growth exponents of step time and memory in ``N`` (per model and window, nodes in ``[lo, hi]``) and in
+    ``T`` (per model and node count)."""
+    out = []
+    ok = [r for r in rows if r["status"] == "ok"]
+    for (model, window) in sorted({(r["model"], r["window"]) for r in ok}):
+        sel = sorted((r for r in ok if (r["model"], r["window"]) == (model, window) and lo <= r["nodes"] <= hi),
+                     key=lambda r: r["nodes"])
+        out.append({"model": model, "axis": "N", "at": f"T={window}", "points": len(sel),
+                    "range": f"{sel[0]['nodes']}-{sel[-1]['nodes']}" if sel else "-",
+                    "time_exponent": exponent([r["nodes"] for r in sel], [r["train_step_s"] for r in sel]),
+                    "memory_exponent": exponent([r["nodes"] for r in sel], [r["model_delta_mb"] for r in sel])})
+    for (model, n) in sorted({(r["model"], r["nodes"]) for r in ok}):
+        sel = sorted((r for r in ok if (r["model"], r["nodes"]) == (model, n)), key=lambda r: r["window"])
+        if len(sel) > 1:
+            out.append({"model": model, "axis": "T", "at": f"N={n}", "points": len(sel),
+                        "range": f"{sel[0]['window']}-{sel[-1]['window']}",
+                        "time_exponent": exponent([r["window"] for r in sel], [r["train_step_s"] for r in sel]),
+                        "memory_exponent": exponent([r["window"] for r in sel], [r["model_delta_mb"] for r in sel])})
+    return out
+
+
+def plot(rows: List[Dict], path: Path) -> Optional[Path]:
+    """Step time and memory against N (log-log), one line per model and window."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return None
+    ok = [r for r in rows if r["status"] == "ok"]
+    fig, axes = plt.subplots(1, 2, figsize=(12, 4.5))
+    for (model, window) in sorted({(r["model"], r["window"]) for r in ok}):
+        sel = sorted((r for r in ok if (r["model"], r["window"]) == (model, window)), key=lambda r: r["nodes"])
+        for ax, key in zip(axes, ("train_step_s", "model_delta_mb")):
+            ax.plot([r["nodes"] for r in sel], [r[key] for r in sel], marker="o", label=f"{model} T={window}")
+    for ax, title in zip(axes, ("training step (s)", "memory the model adds (MB)")):
+        ax.set(xscale="log", yscale="log", xlabel="nodes N", title=title)
+        ax.grid(True, which="both", alpha=0.3)
+    axes[1].legend(fontsize=7, loc="upper left")
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path
+
+
+def _fmt(v, digits=3) -> str:
+    return "-" if v is None else f"{v:.{digits}g}" if isinstance(v, float) else str(v)
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--models", nargs="+", default=DEFAULT_MODELS)
+    p.add_argument("--all-entries", action="store_true", help="add every native zoo entry to --models")
+    p.add_argument("--nodes", nargs="+", type=int, default=DEFAULT_NODES)
+    p.add_argument("--windows", nargs="+", type=int, default=DEFAULT_WINDOWS)
+    p.add_argument("--batch", type=int, default=4)
+    p.add_argument("--steps", type=int, default=2, help="timed steps after one warm-up (the fastest is reported)")
+    p.add_argument("--device", default="cpu")
+    p.add_argument("--threads", type=int, default=2)
+    p.add_argument("--max-mem-gb", type=float, default=16.0, help="skip a configuration predicted to need more")
+    p.add_argument("--max-step-s", type=float, default=120.0, help="skip a configuration predicted to be slower")
+    p.add_argument("--timeout-s", type=float, default=900.0, help="give up on one measurement after this long")
+    p.add_argument("--fit-from", type=int, default=716)
+    p.add_argument("--fit-to", type=int, default=8600)
+    p.add_argument("--data-root", help="for METR-LA's degree distribution (default: $STGNN_DIAG_DATA)")
+    p.add_argument("--out", type=Path, help="folder for scale.csv, scale.json (rows, exponents, machine), scale.png")
+    args = p.parse_args(argv)
+
+    import torch
+
+    models = list(args.models)
+    if args.all_entries:
+        from stgnn_diag import list_models
+
+        models += [m for m in list_models() if m not in models]
+    degrees = metr_la_out_degrees(args.data_root)
+    machine = {"machine": platform.machine(), "cpu_cores": os.cpu_count(), "threads": args.threads,
+               "device": args.device, "torch": torch.__version__,
+               "gpu": torch.cuda.get_device_name(0) if args.device.startswith("cuda") and torch.cuda.is_available()
+               else None}
+    print(f"batch {args.batch}, horizon 12, synthetic graphs with METR-LA's out-degrees (mean "
+          f"{sum(degrees) / len(degrees):.1f}); {machine}", flush=True)
+    rows: List[Dict] = []
+    ctx = mp.get_context("spawn")
+    try:
+        from tqdm import tqdm
+    except ImportError:  # pragma: no cover
+        def tqdm(x, **_):
+            return x
+    plan = [(m, w, n) for m in models for w in args.windows for n in sorted(args.nodes)]
+    for model, window, n in tqdm(plan, desc="scale", unit="config"):
+        done = [r for r in rows if (r["model"], r["window"]) == (model, window)]
+        mem = extrapolate(done, "peak_rss_mb", n)
+        step = extrapolate(done, "train_step_s", n)
+        base = {"model": model, "nodes": n, "window": window, "batch": args.batch}
+        if any(r["status"] != "ok" for r in done):
+            rows.append({**base, "status": "skipped: a smaller N did not fit"})
+            continue
+        if (mem and mem > args.max_mem_gb * 1024) or (step and step > args.max_step_s):
+            rows.append({**base, "status": f"skipped: predicted {_fmt(mem and mem / 1024)} GB, {_fmt(step)} s/step"})
+            continue
+        with cf.ProcessPoolExecutor(max_workers=1, mp_context=ctx) as ex:
+            fut = ex.submit(measure, model, n, window, args.batch, args.steps, args.device, args.threads, degrees)
+            try:
+                rows.append(fut.result(timeout=args.timeout_s))
+            except cf.TimeoutError:
+                for proc in list(getattr(ex, "_processes", {}).values()):
+                    proc.kill()
+                rows.append({**base, "status": f"timeout after {args.timeout_s:g} s"})
+            except Exception as e:  # noqa: BLE001  a failure (out of memory, an unsupported window) is a row
+                rows.append({**base, "status": f"failed: {type(e).__name__}: {str(e).splitlines()[0][:160]}"})
+    fits = fit_table(rows, args.fit_from, args.fit_to)
+    print("\n| model | N | T | train step s | inference s | peak RSS MB | model MB | status |")
+    print("|---|---|---|---|---|---|---|---|")
+    for r in rows:
+        print(f"| {r['model']} | {r['nodes']} | {r['window']} | {_fmt(r.get('train_step_s'))} | "
+              f"{_fmt(r.get('infer_batch_s'))} | {_fmt(r.get('peak_rss_mb'), 5)} | {_fmt(r.get('model_delta_mb'), 5)} "
+              f"| {r['status']} |")
+    print("\n| model | axis | at | range | points | time exponent | memory exponent |")
+    print("|---|---|---|---|---|---|---|")
+    for f in fits:
+        print(f"| {f['model']} | {f['axis']} | {f['at']} | {f['range']} | {f['points']} | "
+              f"{_fmt(f['time_exponent'])} | {_fmt(f['memory_exponent'])} |")
+    if args.out:
+        args.out.mkdir(parents=True, exist_ok=True)
+        keys = ["model", "nodes", "window", "batch", "edges", "parameters", "train_step_s", "infer_batch_s",
+                "peak_rss_mb", "model_delta_mb", "cuda_max_allocated_mb", "status"]
+        with open(args.out / "scale.csv", "w", newline="") as f:
+            w = csv.DictWriter(f, fieldnames=keys, extrasaction="ignore")
+            w.writeheader()
+            w.writerows(rows)
+        (args.out / "scale.json").write_text(json.dumps({"machine": machine, "rows": rows, "exponents": fits,
+                                                         "argv": sys.argv[1:]}, indent=1))
+        png = plot(rows, args.out / "scale.png")
+        print(f"\nwrote {args.out / 'scale.csv'}, {args.out / 'scale.json'}" + (f", {png}" if png else ""))
+    return 0 if any(r["status"] == "ok" for r in rows) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
