@@ -9,6 +9,7 @@ Wire it into a parser with :func:`add_parser`; :func:`run` executes parsed argum
 from __future__ import annotations
 
 import argparse
+import shlex
 import sys
 from pathlib import Path
 from typing import Any, Dict
@@ -18,15 +19,19 @@ from .grid import BUDGET_OVERRIDE_KEYS, GridError, GridSpec, parse_key_values
 
 __all__ = ["add_parser", "grid_from_args", "run"]
 
-DEFAULT_RESULTS = "models/results/bench"
+#: Relative to the current directory: the bench never writes into the installed package.
+DEFAULT_RESULTS = "results/bench"
 
 EPILOG = """examples:
   stgnn-diag bench --models 'tas_attn_*' 'tts_attn_*' last_value historical_average --seeds 0 1 2 \\
-      --budgets cpu-small --protocols dcrnn --horizons 12 --results models/results/table1 --paper-rows
-  stgnn-diag bench --results models/results/table1 --report-only --paper-rows
-  stgnn-diag bench --grid grid.json --results models/results/mine --dry-run
+      --budgets cpu-small --protocols dcrnn --horizons 12 --results results/table1 --paper-rows
+  stgnn-diag bench --results results/table1 --report-only --paper-rows
+  stgnn-diag bench --grid grid.json --results results/mine --dry-run
 
-A unit with result.json is skipped; a unit interrupted mid-training resumes from its checkpoint.
+The results folder is one experiment: README.md (tables and plots; text between <!-- notes --> and
+<!-- /notes --> is kept when it is rewritten), results.csv (one row per unit), tables.csv, plots/, and
+units.tar.gz (every unit's raw files; the unit folders are git-ignored). A finished unit, on disk or in the
+archive, is skipped; a unit interrupted mid-training resumes from its checkpoint.
 Exit status: 0 all units done, 1 some failed (error.json in their folders) or busy (trained by another
 process at the time: nothing recorded), 130 interrupted.
 """
@@ -38,7 +43,8 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         "bench", help="run a resumable grid (models x seeds x budgets x data sets x protocols x horizons), "
                       "write tables",
         description="Run a grid of training / baseline units, each resumable and stored as "
-                    "<results>/<unit id>/result.json, then write report.md, results.csv and plots.",
+                    "<results>/<unit id>/result.json, then write the folder's README.md, results.csv, plots and "
+                    "units.tar.gz.",
         epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     g = p.add_argument_group("grid")
     g.add_argument("--grid", metavar="FILE.json", help="grid as JSON (keys: models, seeds, budgets, datasets, "
@@ -79,7 +85,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                    "$STGNN_DIAG_DATA, then datasets/)")
     r.add_argument("--no-progress", action="store_true", help="no progress bars")
     rep = p.add_argument_group("report")
-    rep.add_argument("--report-dir", help="where report.md, results.csv, plots/ go (default <results>/report)")
+    rep.add_argument("--report-dir", help="where README.md, results.csv, tables.csv, plots/ go (default <results>)")
     rep.add_argument("--paper-rows", action="store_true", help="show the paper's published Table 1 rows under "
                      "the horizon-12 tables, labelled, with the protocol difference")
     rep.add_argument("--bar-metric", default="mae", choices=("mae", "rmse", "mape"),
@@ -117,8 +123,8 @@ def _report(args, results: Path) -> None:
 
     files = write_report(results, args.report_dir, paper=args.paper_rows, metric=args.bar_metric)
     print(files.text)
-    print(f"wrote {files.markdown}, {files.csv} and {len(files.plots)} plot(s) in {files.plots[0].parent}"
-          if files.plots else f"wrote {files.markdown}, {files.csv}")
+    print(f"wrote {files.markdown}, {files.units_csv}, {files.csv}, {len(files.plots)} plot(s)"
+          + (f" and {files.archive}" if files.archive else ""))
 
 
 def run(args: argparse.Namespace) -> int:
@@ -130,6 +136,11 @@ def run(args: argparse.Namespace) -> int:
     from .runner import run_grid
 
     results = Path(args.results or DEFAULT_RESULTS)
+    argv = getattr(args, "argv", None)
+    if argv and not (args.report_only or args.dry_run):  # the page shows the command that made its units
+        from .page import record_command
+
+        record_command(results, "stgnn-diag " + shlex.join(argv))
     if args.report_only:
         _report(args, results)
         return 0

@@ -13,6 +13,7 @@ seeds, 4.3 with three); the other pairs are within the seed noise.
 """
 from __future__ import annotations
 
+import json
 import warnings
 from dataclasses import dataclass
 from itertools import combinations
@@ -88,9 +89,15 @@ def variant_orders(table: Table, metric: Optional[str] = None) -> List[VariantOr
     published = _published(metric)
     out = []
     for prefix, label in ARRANGEMENTS.items():
-        found: Dict[str, Row] = {r.model[len(prefix) + 1:]: r for r in table.rows
-                                 if r.kind == "model" and r.model.startswith(prefix + "_")
-                                 and r.model[len(prefix) + 1:] in _ORDER and metric in r.metrics}
+        # only variants trained with the same model overrides are compared (the largest such set), so that
+        # the rows differ in the variant alone
+        by_overrides: Dict[str, Dict[str, Row]] = {}
+        for r in table.rows:
+            variant = r.model.split(" [")[0][len(prefix) + 1:]
+            if r.kind == "model" and r.model.startswith(prefix + "_") and variant in _ORDER and metric in r.metrics:
+                key = json.dumps(r.model_overrides, sort_keys=True)
+                by_overrides.setdefault(key, {})[variant] = r
+        found: Dict[str, Row] = max(by_overrides.values(), key=len, default={})
         if len(found) < 2:
             continue
         stats = {v: r.metrics[metric] for v, r in found.items()}

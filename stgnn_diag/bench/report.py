@@ -317,40 +317,54 @@ class ReportFiles:
     plots: List[Path] = field(default_factory=list)
     tables: List[Table] = field(default_factory=list)
     text: str = ""
+    units_csv: Optional[Path] = None
+    archive: Optional[Path] = None
 
 
 def write_report(results_dir: Union[str, Path], out_dir: Optional[Union[str, Path]] = None, *,
-                 paper: bool = False, metric: str = "mae") -> ReportFiles:
-    """Aggregate ``results_dir`` and write ``report.md``, ``results.csv`` and ``plots/*.png`` to ``out_dir``.
+                 paper: bool = False, metric: str = "mae", pack: bool = True) -> ReportFiles:
+    """Aggregate ``results_dir`` and write the experiment's outputs (see :mod:`.page`) to ``out_dir``:
+    ``README.md`` (its notes kept), ``results.csv`` (one row per unit), ``tables.csv``, ``plots/*.png``; then pack
+    the unit folders into ``<results_dir>/units.tar.gz``.
+
+    Units that are only in ``units.tar.gz`` are unpacked first, so a fresh clone can rebuild every table.
 
     Args:
-        results_dir: folder of unit folders holding ``result.json``.
-        out_dir: where to write (default ``<results_dir>/report``).
+        results_dir: folder of unit folders holding ``result.json`` (and / or their archive).
+        out_dir: where to write the outputs (default ``results_dir`` itself).
         paper: add the published Table 1 rows, labelled, under the horizon-12 tables.
         metric: the metric of the diagonal-variant bar chart (``mae``, ``rmse``, ``mape``).
+        pack: write ``units.tar.gz``.
 
     Raises:
         FileNotFoundError: ``results_dir`` does not exist.
         ValueError: no result file in it, or results that cannot be tabulated together.
     """
+    from .archive import pack_units, restore_units
+    from .page import page_markdown, read_commands, read_notes, write_units_csv
+
     if metric not in METRICS:
         raise ValueError(f"metric must be one of {METRICS}, got {metric!r}.")
     results_dir = Path(results_dir)
+    if results_dir.is_dir():
+        restore_units(results_dir)
     results = collect(results_dir)
     if not results:
         raise ValueError(f"No result files (*/result.json) under {results_dir}: run the grid first "
                          f"(`stgnn-diag bench ... --results {results_dir}`).")
     tables = build_tables(aggregate(results))
-    out_dir = Path(out_dir) if out_dir is not None else results_dir / "report"
+    out_dir = Path(out_dir) if out_dir is not None else results_dir
     out_dir.mkdir(parents=True, exist_ok=True)
     text = report_markdown(tables, paper=paper, source=str(results_dir))
+    tables_text = [table_markdown(t, paper=paper) for t in tables]
     curves = collect_curves(results_dir)
     if not same_compute(c.gemm_gflops for c in curves):  # the plot's one time axis needs a caveat
-        text += ("\n> **Time-to-accuracy plot:** " + mismatch_message("the trained units of this folder",
-                                                                       [c.gemm_gflops for c in curves]) + "\n")
-    md = out_dir / "report.md"
-    md.write_text(text)
-    csv_path = write_csv(tables, out_dir / "results.csv", paper=paper)
+        caveat = ("> **Time-to-accuracy plot:** " + mismatch_message("the trained units of this folder",
+                                                                     [c.gemm_gflops for c in curves]))
+        text += "\n" + caveat + "\n"
+        tables_text.append(caveat)
+    csv_path = write_csv(tables, out_dir / "tables.csv", paper=paper)
+    units_csv = write_units_csv(results, out_dir / "results.csv")
     plots = []
     for t in tables:
         stem = f"{t.protocol}_h{t.horizon}" + (f"_w{t.window}" if t.window != 12 else "") + f"_{t.budget_label}"
@@ -362,4 +376,8 @@ def write_report(results_dir: Union[str, Path], out_dir: Optional[Union[str, Pat
                                 title=f"MAE at the last step against training time: {results_dir.name}")
     if tta is not None:
         plots.append(tta)
-    return ReportFiles(md, csv_path, plots, tables, text)
+    md = out_dir / "README.md"
+    md.write_text(page_markdown(out_dir, tables, results, tables_text, plots, notes=read_notes(md),
+                                commands=read_commands(results_dir)))
+    archive = pack_units(results_dir) if pack else None
+    return ReportFiles(md, csv_path, plots, tables, text, units_csv, archive)

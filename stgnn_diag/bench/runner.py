@@ -53,6 +53,7 @@ from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Unio
 from ..datasets.registry import recorded_dataset
 from ..training.budgets import budget_overrides
 from ..training.run_dir import RunBusyError, changed_fields, model_kwargs_changes
+from .archive import ARCHIVE, restore_units
 from .calibration import gemm_gflops
 from .grid import BUDGET_OVERRIDE_KEYS, GridError, GridSpec, Unit, is_cpu_budget, result_settings
 from .worker import BUSY_EXIT
@@ -67,8 +68,9 @@ SCHEMA = 1
 
 #: Written into a results folder: checkpoints are large and not results; a run's lock file only says
 #: that a process is training it now.
-RESULTS_GITIGNORE = ("# written by stgnn-diag bench: checkpoints and run locks are not results\n"
-                     "*/run/checkpoints/\n*/run/.lock\n")
+RESULTS_GITIGNORE = ("# written by stgnn-diag bench: the unit folders are packed into units.tar.gz by the report (bench\n"
+                     "# unpacks it again to skip finished units); README.md, results.csv, plots/ are the outputs\n"
+                     "/*/\n!/plots/\n")
 
 
 @dataclass
@@ -575,6 +577,9 @@ def run_grid(grid: Union[GridSpec, Iterable[Unit]], results_dir: Union[str, Path
     results_dir = Path(results_dir)
     log = log or tqdm.write
     out = GridRun()
+    restored = restore_units(results_dir)  # finished units kept only in units.tar.gz are skipped, not rerun
+    if restored:
+        log(f"unpacked {len(restored)} finished unit(s) from {results_dir / ARCHIVE}")
     # check every stored result before running anything: a mismatch fails now, not hours later
     states = {}
     for u in units:

@@ -88,7 +88,7 @@ def test_report_only(tmp_path, capsys):
     assert a.func(a) == 0
     out = capsys.readouterr().out
     assert "3.000 ± 0.707" in out and "published (ESANN 2026" in out
-    assert (tmp_path / "rep" / "report.md").is_file() and (tmp_path / "rep" / "results.csv").is_file()
+    assert (tmp_path / "rep" / "README.md").is_file() and (tmp_path / "rep" / "results.csv").is_file()
 
 
 def test_exit_status_for_failed_and_interrupted_grids(tmp_path, monkeypatch, capsys):

@@ -35,7 +35,7 @@ def test_a_grid_on_another_data_set(bay_root, tmp_path, metr_la_root):
         [f"last_value__pems_bay__dcrnn__h12__{LABEL}", model_id])
     res = json.loads((results / model_id / RESULT_JSON).read_text())
     assert res["dataset"] == "pems_bay" and res["settings"]["dataset"] == "pems_bay"
-    report = (results / "report" / "report.md").read_text()
+    report = (results / "README.md").read_text()
     assert "### PEMS-BAY · protocol `dcrnn`" in report and "METR-LA" not in report
     ckpt = results / model_id / "run" / "checkpoints" / "last.ckpt"
     again = evaluate(checkpoint=ckpt, data_root=bay_root, max_windows=300, progress=False)

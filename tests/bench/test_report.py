@@ -121,8 +121,8 @@ def test_published_rows_match_paper_md():
 
 def test_real_tiny_grid_report(tiny_grid):
     results, _ = tiny_grid
-    report = results / "report"
-    md = (report / "report.md").read_text()
+    report = results
+    md = (report / "README.md").read_text()
     assert f"budget `{TINY_LABEL}`" in md and "max_windows=300" in md and "hidden_size=8" in md
     assert "CPU-budget numbers: not comparable" in md and "**Seeds:** 0, 1" in md
     rows = _rows_of(md)
@@ -170,7 +170,7 @@ def test_training_times_of_gpu_and_cpu_seeds_are_never_averaged_together(tmp_pat
     assert "| 900.5 |" in table_markdown(t1) and "averaged apart" not in table_markdown(t1)
     write_results(tmp_path / "res", *cpu, gpu)
     write_report(tmp_path / "res")
-    [line] = list(csv.DictReader(open(tmp_path / "res" / "report" / "results.csv")))
+    [line] = list(csv.DictReader(open(tmp_path / "res" / "tables.csv")))
     assert float(line["train_time_s_cpu_mean"]) == pytest.approx(900.5) and line["train_time_s_gpu_n"] == "1"
 
 

@@ -33,7 +33,7 @@ def test_curves_come_from_the_run_logs_in_time_order_and_the_report_plots_them(t
     assert curves["tas_attn_none"].seed == 0 and curves["tas_attn_none"].threads == 1
     # the end point: the whole training time and the test MAE at the horizon's last step of the result
     assert (curves["tas_attn_none"].end_seconds, curves["tas_attn_none"].test_mae_last) == (10.0, 5.0)
-    plot = res / "report" / "plots" / "time_to_accuracy.png"
+    plot = res / "plots" / "time_to_accuracy.png"
     assert plot in write_report(res).plots and plot.read_bytes()[:8] == PNG
 
 
