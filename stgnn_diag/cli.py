@@ -186,6 +186,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Optional[List[str]] = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    args.argv = list(sys.argv[1:] if argv is None else argv)  # the command line, as the bench records it
     if args.command == "evaluate" and not (args.model or args.checkpoint):
         parser.error("evaluate needs --model BASELINE or --checkpoint PATH")
     try:
