@@ -158,7 +158,7 @@ def main(argv=None):
     p.add_argument("--device", default="cpu", help="cpu or cuda (peak memory: resident set on cpu, "
                    "allocated device memory on cuda)")
     p.add_argument("--warm", action="store_true", help="time each method after an untimed warm-up (a whole "
-                   "call of ours, 16 backward passes of autograd): what a session of many Jacobians sees; "
+                   "call of ours, 16 backward passes of autograd): what a process computing many Jacobians sees; "
                    "meaningful on a GPU, where first calls initialise kernels and library handles")
     p.add_argument("--data-root")
     args = p.parse_args(argv)

@@ -27,7 +27,7 @@ Usage::
     python benchmarks/bench_speed_cost.py
     python benchmarks/bench_speed_cost.py --models tts_attn_penalty paper_tas --batch 32 --steps 5
     python benchmarks/bench_speed_cost.py --device cuda --batch 128 --steps 20      # a GPU
-    python benchmarks/bench_speed_cost.py --json models/results/speed_cost/cpu-2core.json
+    python benchmarks/bench_speed_cost.py --json models/results/speed-cost/cpu-2core.json
 """
 from __future__ import annotations
 

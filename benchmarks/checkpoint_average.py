@@ -7,7 +7,7 @@ reproduces the run's own ``result.json``, the check that the scoring is the benc
 
 Usage::
 
-    python benchmarks/checkpoint_average.py models/results/probes/long-cpu/<unit>/run 1 3 5
+    python benchmarks/checkpoint_average.py results/<experiment>/<unit>/run 1 3 5
 """
 from __future__ import annotations
 

@@ -47,7 +47,7 @@ The 150 epochs take about 17-21 minutes of an H200 per unit, longer than one 15-
 ``--paper-full`` each lease trains the units until the deadline; the deadline interrupts them and
 ``results.tar.gz`` brings back their ``last.ckpt`` (model, optimizer, schedule, early-stopping and loop
 state). Extract it here and commit the unit folder, checkpoint included (``git add -f``: checkpoints are
-git-ignored; about 2 MB a unit with its optimizer state), so that the next lease, in any later session, finds
+git-ignored; about 2 MB a unit with its optimizer state), so that the next lease, whenever it comes, finds
 the checkpoint in the working tree and the same command resumes the units where they stopped. ``--dry-run
 --paper-full --paper-models ...`` says how far each unit got. A unit finishes (test pass, ``result.json``)
 in the lease that reaches epoch 150 or early stopping.
@@ -78,7 +78,7 @@ EXPERIMENTS = [("models/results/table1-cpu", 12, (0, 1, 2), VARIANTS),
                ("models/results/horizon36-cpu", 36, (0, 1), VARIANTS)]
 #: Budget overrides a model's cpu-15min units run with (they enter the unit's budget label). ``paper_tas`` (12
 #: post-LN blocks) does not learn at the preset's lr 8e-3: validation MAE after its first epoch 10.1 at 8e-3, 8.3 at
-#: 2e-3, 5.2 at 1e-3, 5.1 at 5e-4 (session 16, seed 0; models/results/README.md §6).
+#: 2e-3, 5.2 at 1e-3, 5.1 at 5e-4 (seed 0; models/results/templates-cpu/README.md).
 MODEL_OVERRIDES = {"paper_tas": {"lr": 0.001}}
 PAPER_RESULTS = "models/results/table1-paper"
 EPOCH_MENU = (150, 100, 80, 60, 50, 40, 30, 25, 20, 15, 10, 5)
@@ -103,10 +103,22 @@ def _cpu15(model: str):
     return over, override_flags(over)
 
 
+def set_folders(table1: str, templates: str, horizon36: str, paper: str) -> None:
+    """Where the experiments' units go (paths relative to the repository root, as ``--results`` takes them)."""
+    global EXPERIMENTS, PAPER_RESULTS
+    EXPERIMENTS = [(table1, 12, (0, 1, 2), VARIANTS), (templates, 12, (0,), TEMPLATES + ["paper_tas"]),
+                   (horizon36, 36, (0, 1), VARIANTS)]
+    PAPER_RESULTS = paper
+
+
 def queue_units():
-    """The cpu-15min units without a ``result.json``: ``[(results, model, horizon, seed)]``, seed-major."""
+    """The cpu-15min units without a ``result.json``: ``[(results, model, horizon, seed)]``, seed-major. Units kept
+    only in an experiment's ``units.tar.gz`` are unpacked first, so they count as done."""
+    from stgnn_diag.bench.archive import restore_units
+
     todo = []
     for results, horizon, seeds, models in EXPERIMENTS:
+        restore_units(REPO / results)
         for seed in seeds:
             for model in models:
                 if not (_unit_dir(results, model, horizon, "cpu-15min", seed, _cpu15(model)[0]) / "result.json").exists():
@@ -194,7 +206,7 @@ def paper_epochs(step_s: float, seconds: float, slowdown: float) -> int:
 
 
 class Pool:
-    """Child processes, each in its own session (a signal reaches the whole process group)."""
+    """Child processes, each leading its own process group (a signal reaches all of its processes)."""
 
     def __init__(self, logs: Path):
         self.logs, self.procs = logs, []
@@ -305,6 +317,12 @@ def pack_weights(dest: Path, checkpoints) -> None:
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--out", required=True, help="folder for results.tar.gz, logs and gpu_batch.json")
+    g = p.add_argument_group("results folders (relative to the repository root)")
+    g.add_argument("--table1", default=EXPERIMENTS[0][0], help="Table 1's cpu-15min units (default %(default)s)")
+    g.add_argument("--templates", default=EXPERIMENTS[1][0], help="the template entries' and paper_tas's seed-0 "
+                   "units (default %(default)s)")
+    g.add_argument("--horizon36", default=EXPERIMENTS[2][0], help="the horizon-36 units (default %(default)s)")
+    g.add_argument("--paper-results", default=PAPER_RESULTS, help="the paper-schedule units (default %(default)s)")
     p.add_argument("--deadline-s", type=float, required=True, help="stop training this long after the start")
     p.add_argument("--workers", type=int, default=4, help="parallel cpu-15min units")
     p.add_argument("--paper-models", nargs="*", default=[], help="models on the authors' schedule")
@@ -329,6 +347,7 @@ def main(argv=None) -> int:
     args = p.parse_args(argv)
     from stgnn_diag.bench.grid import parse_key_values
     paper_set = parse_key_values(args.paper_set)
+    set_folders(args.table1, args.templates, args.horizon36, args.paper_results)
     t_start = time.time()
     queue = queue_units()
     bench_folders = [bench_results(a) for a in args.bench]

@@ -19,7 +19,7 @@ Usage::
 
     python benchmarks/missing_input_breakdown.py tas_attn_none:metr_la_cpu_e10
     python benchmarks/missing_input_breakdown.py tas_attn_none:metr_la_cpu15 \\
-        models/results/probes/missing-input/<unit>/run/checkpoints/last.ckpt --steps 3 12
+        results/<experiment>/<unit>/run/checkpoints/last.ckpt --steps 3 12
     python benchmarks/missing_input_breakdown.py tas_attn_none:metr_la_e10_mask_skip_p1 --split val
 """
 from __future__ import annotations

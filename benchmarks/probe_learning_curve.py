@@ -5,7 +5,7 @@ shuffled canonical (DCRNN) training windows with AdamW, a linear warm-up then co
 ``--steps``, gradient clipping 5 and the masked MAE in mph, and every ``--eval-every`` steps scores
 every 5th test window (1,370 of 6,850) at steps 3 / 6 / 12 and pooled. It also prints the training
 throughput (windows/s of the timed training steps only). Used to choose the ``cpu-15min`` budget's
-model settings (models/results/cpu-budget-accuracy.md).
+model settings (models/results/probes.md).
 
 Usage::
 

@@ -4,8 +4,7 @@
   :class:`~stgnn_diag.models.TTSForecaster`), one entry per variant; only the regularizer differs.
 * ``tas_template_*`` / ``tts_template_*``: the same variants on the over-squashing paper's template
   (:class:`~stgnn_diag.models.TASAttentionModel` / :class:`~stgnn_diag.models.TTSAttentionModel`: post-LN
-  attention and graph sub-layers on every step, a 12 x 12 time read-out), the zoo's design until
-  2026-12-01 (models/results/probes/forecaster-design/ compares the two); the structured Jacobian engine
+  attention and graph sub-layers on every step, a 12 x 12 time read-out); the structured Jacobian engine
   handles this template exactly.
 * ``paper_tas``: the authors' reference configuration on the template.
 """
@@ -36,13 +35,11 @@ VARIANTS: Dict[str, tuple] = {
     "penalty": ("(e) diagonal penalty c = -0.05 on the diagonal logits", dict(diag="penalty", diag_penalty=-0.05)),
 }
 
-#: T&S learns a Graph-WaveNet adjacency beside the sensor graph (``adaptive=True``): at 1,100 steps it took
-#: MAE@12 from 3.850 to 3.720 on the probe's test windows (models/results/probes/levers). T&S keeps two blocks:
-#: with one, attention and graph layers would no longer alternate. Its blocks run on tokens of two steps
-#: (``patch_size=2``: 6 per node) with one head and one diffusion hop: 2.4x the step rate of 12 tokens, 4 heads
-#: and 2 hops, for +0.02 MAE at steps 3 to 12 at equal steps (models/results/probes/tas-speed). TTS keeps the
-#: sensor graph alone and runs one temporal block: the blocks on all (step, node) tokens are where its step's
-#: time goes, and one block trains 1.5x the steps of two in the same time (models/results/probes/equal-time-1layer).
+#: T&S learns a Graph-WaveNet adjacency beside the sensor graph (``adaptive=True``) and keeps two blocks, so that
+#: attention and graph layers alternate; its blocks run on tokens of two steps (``patch_size=2``: 6 per node)
+#: with one head and one diffusion hop, which cuts the passes over all (token, node) pairs that its step's time
+#: goes to. TTS keeps the sensor graph alone and runs one temporal block, for the same reason. Why these
+#: defaults, measured: models/results/probes.md.
 ARRANGEMENTS: Dict[str, tuple] = {
     "tas_attn": (TASForecaster, "T&S", dict(n_layers=2, adaptive=True, patch_size=2, heads=1, k=1)),
     "tts_attn": (TTSForecaster, "TTS", dict(temporal_layers=1, spatial_layers=2)),
