@@ -33,7 +33,8 @@ include_patterns = [
     "models/cards/*.md",
     "models/results/README.md",
     "models/results/probes.md",
-    "models/results/*/README.md",
+    "models/results/*/*.md",
+    "README.md",
     "models/results/**/*.png",
     "datasets/README.md",
     "CHANGELOG.md",
@@ -45,7 +46,10 @@ myst_enable_extensions = ["colon_fence"]
 
 autosummary_generate = True
 autosummary_imported_members = False
-autodoc_default_options = {"members": True, "show-inheritance": True}
+# A package page lists only what the package itself defines; each object is documented once, in its module.
+autodoc_default_options = {"members": True, "show-inheritance": True, "ignore-module-all": True}
+# Methods inherited from Lightning keep Lightning's docstrings out of ours (their roles are Lightning's own).
+autodoc_inherit_docstrings = False
 autodoc_typehints = "description"
 autodoc_member_order = "bysource"
 napoleon_google_docstring = True

@@ -6,8 +6,9 @@ from torch import Tensor, nn
 
 
 class AdaptiveAdjacency(nn.Module):
-    r"""``A = softmax(relu(E_1 E_2^T), dim=1)``, a dense row-stochastic adjacency ``[n, n]``.
+    r"""A dense row-stochastic adjacency ``[n, n]`` learned from two node embeddings (Graph WaveNet's).
 
+    ``A = softmax(relu(E_1 E_2^T), dim=1)``.
     ``A[v, w]`` is the weight with which node ``v`` sends to node ``w`` (same direction convention
     as a dense adjacency elsewhere in stgnn_diag). Unlike the diagonal-sink paper's published code,
     whose einsum keeps only ``diag(A)``, users of this module propagate with the full matrix.

@@ -70,8 +70,8 @@ def build_model(name: Optional[str] = None, checkpoint=None, **overrides) -> Tup
             the architecture, ``overrides`` fill in the rest (e.g. ``n_nodes``).
 
     Returns:
-        ``(model in eval mode, info)`` with ``info = {"model": name, "trained": bool, "checkpoint": str|None,
-        "kwargs": dict}``.
+        ``(model in eval mode, info)``; ``info`` holds ``model`` (the name), ``trained`` (bool), ``checkpoint``
+        (str or None) and ``kwargs`` (dict).
 
     Raises:
         CheckpointFormatError: unreadable file, another model's checkpoint, or weights that do not fit

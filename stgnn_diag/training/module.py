@@ -13,7 +13,7 @@ from ..zoo.registry import saved_model_kwargs
 from .budgets import Budget
 from .schedule import warmup_cosine
 
-#: |reading| in mph below which an unscaled input counts as the missing placeholder 0 (float32 round trip
+#: Absolute reading in mph below which an unscaled input counts as the missing placeholder 0 (float32 round trip
 #: of the scaler: about 1e-5 mph).
 MISSING_TOL = 1e-3
 

@@ -51,7 +51,7 @@ def map_pattern(m) -> Dict[str, float]:
     """Shape of an averaged attention map ``[T, T]``: diagonal weight, column stripes, uniformity.
 
     ``diag_x_T``: mean diagonal weight x T; ``col_max_x_T``: the largest column mean x T (a key every query
-    attends to); ``col_argmax``: that key step; ``row_spread``: mean |a_ij - column mean| / mean a_ij (0 when
+    attends to); ``col_argmax``: that key step; ``row_spread``: mean abs(a_ij - column mean) / mean a_ij (0 when
     all query rows are equal, i.e. pure column stripes, diagonal excluded); ``pattern``: a one-word summary.
     """
     a = np.asarray(m, dtype=float)
