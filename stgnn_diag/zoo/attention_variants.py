@@ -97,7 +97,7 @@ for _arch, (_cls, _label, _layers) in ARRANGEMENTS.items():
         register_model(_entry(_cls, {**COMMON, **_layers, **_attn}, _doc, _name), name=_name,
                        tags=("paper-variant", _arch))
 
-#: Defaults of the template entries (the zoo's design until 2026-12-01, at the paper's width 64).
+#: Defaults of the template entries (the over-squashing paper's design, at the paper's width 64).
 TEMPLATE = dict(input_size=1, output_size=1, horizon=12, window=12, n_nodes=None, hidden_size=64,
                 exog_size=0, heads=4, graph_conv="diffusion", k=2, pos_encoding="sinusoidal")
 TEMPLATE_ARRANGEMENTS: Dict[str, tuple] = {

@@ -20,7 +20,7 @@ def parse(argv):
 
 @pytest.fixture
 def loaded(monkeypatch, metr_la):
-    """Serve the session's METR-LA instead of loading it again."""
+    """Serve the METR-LA fixture loaded once for the whole test run instead of loading it again."""
     monkeypatch.setattr(data_mod, "get_dataset", lambda *a, **k: metr_la)
     return metr_la
 
