@@ -26,13 +26,22 @@ class UnknownArgumentError(ValueError, TypeError):
 
 @dataclass(frozen=True)
 class ModelEntry:
-    """One zoo entry: its name, factory, one-line summary and default configuration."""
+    """One zoo entry: its name, factory, one-line summary, default configuration, tags and the weight tags it
+    ships (``pretrained_tags``; the first is what ``pretrained=True`` loads); ``model_class`` is the class its
+    factory builds, when it declares one (see :func:`~stgnn_diag.zoo.entry.entry_class`)."""
 
     name: str
     fn: Callable[..., nn.Module]
     summary: str
     defaults: Dict[str, object] = field(default_factory=dict)
     tags: Tuple[str, ...] = ()
+    pretrained_tags: Tuple[str, ...] = ()
+    model_class: Optional[type] = None
+
+    @property
+    def accepts(self) -> Optional[frozenset]:
+        """The keyword arguments the entry takes (``None``: whatever its function's signature says)."""
+        return getattr(self.model_class, "entry_accepts", None)
 
 
 @dataclass(frozen=True)
@@ -47,15 +56,24 @@ _ENTRIES: Dict[str, ModelEntry] = {}
 _NAMESPACES: Dict[str, Namespace] = {}
 
 
-def register_model(fn: Optional[Callable] = None, *, name: Optional[str] = None, tags: Tuple[str, ...] = ()):
+def register_model(fn: Optional[Callable] = None, *, name: Optional[str] = None, tags: Tuple[str, ...] = (),
+                   model_class: Optional[type] = None, pretrained_tags: Tuple[str, ...] = ()):
     """Decorator adding an entry-point function to the zoo (under ``name`` or the function's name).
+
+    Args:
+        name: the entry's name (default: the function's).
+        tags: labels ``list_models(tag=...)`` does not use but ``stgnn-diag models`` shows.
+        model_class: the class the function builds, with the defaults (``entry_defaults``) and accepted
+            arguments (``entry_accepts``) of :func:`~stgnn_diag.zoo.entry.entry_class`; without one, the
+            defaults are the function's keyword defaults.
+        pretrained_tags: the weight tags the package ships for the entry.
 
     Example::
 
         @register_model
-        def my_tts(**kwargs):
+        def my_tts(hidden_size=32, **kwargs):
             \"\"\"A TTS model with 2 temporal layers.\"\"\"
-            return TTSAttentionModel(**{"input_size": 1, "temporal_layers": 2, **kwargs})
+            return TTSAttentionModel(**{"input_size": 1, "temporal_layers": 2, "hidden_size": hidden_size, **kwargs})
     """
 
     def wrap(f: Callable) -> Callable:
@@ -65,11 +83,13 @@ def register_model(fn: Optional[Callable] = None, *, name: Optional[str] = None,
         if key in _ENTRIES:
             raise ValueError(f"A model named {key!r} is already registered.")
         doc = inspect.getdoc(f) or ""
-        defaults = getattr(f, "defaults", None)
-        if defaults is None:
+        if model_class is not None:
+            defaults = model_class.entry_defaults  # the class's own: one place to change a default
+        else:
             defaults = {k: p.default for k, p in inspect.signature(f).parameters.items()
-                        if p.default is not inspect.Parameter.empty}
-        _ENTRIES[key] = ModelEntry(key, f, doc.splitlines()[0] if doc else "", dict(defaults), tuple(tags))
+                        if p.default is not inspect.Parameter.empty and k != "pretrained"}
+        _ENTRIES[key] = ModelEntry(key, f, doc.splitlines()[0] if doc else "", defaults, tuple(tags),
+                                   tuple(pretrained_tags), model_class)
         return f
 
     return wrap(fn) if fn is not None else wrap
@@ -187,8 +207,8 @@ def constructor_arguments(cls: type) -> set:
 
 def _check_argument_names(entry: ModelEntry, overrides: Dict) -> None:
     """Raise :class:`UnknownArgumentError` for an override the entry does not take (with close names),
-    where the entry says what it takes (``fn.accepts``, or a signature without ``**kwargs``)."""
-    accepts = getattr(entry.fn, "accepts", None)
+    where the entry says what it takes (its ``model_class``, or a signature without ``**kwargs``)."""
+    accepts = entry.accepts
     if accepts is None:
         params = inspect.signature(entry.fn).parameters.values()
         if any(p.kind == p.VAR_KEYWORD for p in params):
@@ -227,7 +247,7 @@ def saved_model_kwargs(name: str, model_kwargs: Dict) -> Dict:
     have changed since (``create_model(name, **model_kwargs)`` would take that one)."""
     if ":" in name:
         return dict(model_kwargs)
-    klass = getattr(get_entry(name).fn, "model_class", None)
+    klass = get_entry(name).model_class
     added = getattr(klass, "ADDED_OPTIONS", ())
     before = {k: v for k, v in constructor_defaults(klass).items() if k in added} if added else {}
     return {**{k: v for k, v in before.items() if k not in model_kwargs}, **model_kwargs}
