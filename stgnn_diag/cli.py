@@ -12,9 +12,19 @@ from typing import Dict, List, Optional
 
 def _models(args) -> int:
     from .zoo import get_entry, list_models
-    from .zoo.cards import parameter_count
+    from .zoo.cards import parameter_count, render_card
 
+    if args.card:
+        if ":" in args.card:
+            raise ValueError(f"{args.card!r} is an integration entry (its library documents it): no card here.")
+        get_entry(args.card)  # an unknown name: one line with the closest names
+        print(render_card(args.card), end="")
+        return 0
     names = list_models(args.pattern)
+    if not names:
+        print(f"stgnn-diag models: no zoo entry matches {args.pattern!r} (`stgnn-diag models` lists them all)",
+              file=sys.stderr)
+        return 2
     width = max((len(n) for n in names), default=10)
     print(f"{'name':{width}s}  {'params':>8s}  summary")
     for n in names:
@@ -126,6 +136,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("models", help="list the zoo with parameter counts (for the nodes of each entry's "
                        "shipped weights; 207 without)")
     p.add_argument("pattern", nargs="?", help="shell-style filter, e.g. 'tts_*'")
+    p.add_argument("--card", metavar="NAME", help="print the model card of one entry: defaults, shipped weights "
+                   "and their test metrics, inputs, the command that trained them")
     p.set_defaults(func=_models)
 
     p = sub.add_parser("train", help="train a zoo model on a data set, test it, compare with the baselines",

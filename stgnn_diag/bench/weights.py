@@ -1,9 +1,12 @@
-"""Export a finished benchmark unit as a zoo entry's pretrained tag (``models/weights/<name>.<tag>.{pt,json}``).
+"""Export a finished benchmark unit as a zoo entry's pretrained tag (``<out>/<name>.<tag>.{pt,json}``).
 
 Usage::
 
-    python -m stgnn_diag.bench.weights models/results/table1-cpu/tas_attn_penalty__dcrnn__h12__cpu-15min__s0 \\
-        --tag metr_la_cpu15
+    python -m stgnn_diag.bench.weights results/table1/tas_attn_penalty__dcrnn__h12__cpu-15min__s0 \\
+        --tag my_tag --out weights
+    STGNN_DIAG_WEIGHTS=weights python -c "import stgnn_diag; stgnn_diag.create_model('tas_attn_penalty', pretrained='my_tag')"
+
+The package's own tags are exported with ``--out stgnn_diag/zoo/weights`` from a checkout.
 
 The unit's ``run/checkpoints/last.ckpt`` gives the weights (tensors only) and the training
 configuration, its ``result.json`` the test metrics; see :mod:`stgnn_diag.zoo.pretrained`.
@@ -31,7 +34,10 @@ from ..training import load_checkpoint
 from ..training.evaluate import check_scaler, predict_split, score
 from ..training.safe_load import load_file
 from ..training.seasonal import add_seasonal_fallback
-from ..zoo.pretrained import sha256, weights_dir
+from ..zoo.pretrained import sha256
+
+#: Where :func:`export_unit` writes without ``out_dir``: relative to the current directory, never the package.
+DEFAULT_OUT = "weights"
 from .grid import model_override_flags, override_flags
 
 
@@ -84,7 +90,7 @@ def export_unit(unit: Path, tag: str, out_dir: Optional[Path] = None, default: b
         overrides["seasonal_fallback"] = True
         extra = {"seasonal_fallback": {"set": "after training: historical-median table fitted on the training split, "
                                               "test scored again", "metrics_without": res["metrics"]}}
-    out = Path(out_dir) if out_dir is not None else weights_dir()
+    out = Path(out_dir) if out_dir is not None else Path(DEFAULT_OUT)
     out.mkdir(parents=True, exist_ok=True)
     pt = out / f"{name}.{tag}.pt"
     left_out = table_keys(module.model)  # a function of the training data, fitted at load (larger than the model)
@@ -119,7 +125,8 @@ def main(argv=None) -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("units", nargs="+", type=Path, help="finished unit folders (result.json + run/checkpoints)")
     p.add_argument("--tag", required=True, help="e.g. metr_la_cpu15")
-    p.add_argument("--out", type=Path, help="default: models/weights (or $STGNN_DIAG_WEIGHTS)")
+    p.add_argument("--out", type=Path, help=f"output folder (default: ./{DEFAULT_OUT}); STGNN_DIAG_WEIGHTS=<folder> "
+                   f"makes the zoo load its tags")
     p.add_argument("--not-default", action="store_true", help="do not make this the entry's default tag")
     p.add_argument("--seasonal-fallback", action="store_true",
                    help="switch seasonal_fallback on (table from the training split) and score the test split again")

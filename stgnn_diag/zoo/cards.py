@@ -1,16 +1,20 @@
-"""Model cards for the zoo: one markdown file per registered name in the top-level ``models/cards``.
+"""Model cards for the zoo, rendered from the entries and their shipped weights' metadata (package data).
 
-Regenerate with ``python -m stgnn_diag.zoo.cards`` (a test checks the cards match the code).
+``stgnn-diag models --card NAME`` prints one; ``python -m stgnn_diag.zoo.cards --out models/cards`` writes one
+markdown file per registered name and an index (the repository keeps them in ``models/cards``, and a test
+checks they match the code).
 """
 from __future__ import annotations
 
 import argparse
+import inspect
 from pathlib import Path
 
 from .pretrained import pretrained_cfg, pretrained_tags
 from .registry import create_model, get_entry, list_models, resolved_config
 
-CARDS_DIR = Path(__file__).resolve().parents[2] / "models" / "cards"
+#: The default output folder of :func:`write_cards`, relative to the current directory.
+CARDS_DIR = Path("models") / "cards"
 #: The node count a card counts parameters for when the entry ships no weights (the default data set's,
 #: METR-LA's 207 sensors); an entry with weights is counted for the nodes its weights were trained on.
 CARD_NODES = 207
@@ -84,7 +88,7 @@ def render_pretrained(name: str) -> str:
                 f"`stgnn-diag evaluate --model {name} --pretrained {tag}`. Trained on {c['dataset']} "
                 f"({c['protocol']} protocol), budget `{c.get('budget_label') or c['budget']}` ({c['global_steps']} steps"
                 f"{_lr(c)}), seed {c['seed']}, "
-                f"{c.get('trained_on') or '?'}; weights `models/weights/{c['weights']}` (sha256 `{c['sha256'][:16]}...`).\n",
+                f"{c.get('trained_on') or '?'}; weights `stgnn_diag/zoo/weights/{c['weights']}` (sha256 `{c['sha256'][:16]}...`).\n",
                 *([arch] if (arch := _architecture(name, c)) else []),
                 f"Test set ({c['metrics'].get('windows')} windows), masked metrics in mph / %:\n",
                 f"| | {head} |", "|---|" + "---|" * 12, _row(f"`{name}`", c["metrics"])]
@@ -106,11 +110,12 @@ def render_pretrained(name: str) -> str:
 def render_card(name: str) -> str:
     """The markdown card of one registered (non-namespaced) entry."""
     entry = get_entry(name)
+    about = inspect.getdoc(entry.fn) or entry.summary
     nodes = card_nodes(name)
     model = create_model(name, n_nodes=nodes)
     rows = "\n".join(f"| `{k}` | `{v!r}` |" for k, v in sorted(entry.defaults.items()))
     return (
-        f"# `{name}`\n\n{entry.summary}\n\n"
+        f"# `{name}`\n\n{about}\n\n"
         f"- class: `{type(model).__module__}.{type(model).__name__}`, a "
         f"`{type(model).__bases__[0].__module__}.{type(model).__bases__[0].__name__}` with the defaults below "
         f"(`type(model)(**kwargs)` builds this variant: tsl's `Predictor(model_class=..., model_kwargs=...)`)\n"
@@ -142,7 +147,8 @@ def write_cards(out_dir: Path = CARDS_DIR) -> list:
 
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--out", type=Path, default=CARDS_DIR, help="output folder (default: models/cards)")
+    parser.add_argument("--out", type=Path, default=CARDS_DIR,
+                        help="output folder (default: models/cards under the current directory)")
     args = parser.parse_args(argv)
     for p in write_cards(args.out):
         print(p)

@@ -1,6 +1,6 @@
 """Pretrained weights of zoo entries, timm-style: ``create_model(name, pretrained=True | "tag")``.
 
-Each tag of an entry is two files in the repository's ``models/weights/`` (or ``$STGNN_DIAG_WEIGHTS``):
+Each tag of an entry is two files in the package's ``stgnn_diag/zoo/weights/`` (or ``$STGNN_DIAG_WEIGHTS``):
 
 * ``<name>.<tag>.json``: the configuration (architecture arguments, data set, protocol, budget, seed), the
   test metrics, the weights file's name and sha256, the exact command that trained it, and what a user
@@ -10,7 +10,10 @@ Each tag of an entry is two files in the repository's ``models/weights/`` (or ``
   tensors the JSON lists under ``fitted_at_load`` (a ``seasonal_fallback`` table: a function of the training
   data, fitted when the engine loads the tag, or by ``stgnn_diag.training.fit_fallback_table(model)``).
 
-Written by ``python -m stgnn_diag.bench.weights`` from a finished benchmark unit. Nothing is downloaded.
+Written by ``python -m stgnn_diag.bench.weights`` from a finished benchmark unit. The weights are package data
+of the wheel rather than a download: all tags together are about 20 MB, they then work offline and in any
+install (editable or not) with no cache to manage, and their sha256 is still checked on every load.
+``$STGNN_DIAG_WEIGHTS`` points the zoo at another folder of the same layout (your own exported tags).
 """
 from __future__ import annotations
 
@@ -25,8 +28,8 @@ from torch import nn
 
 from ..models.seasonal_fallback import table_keys
 
-#: Where shipped weights live (the repository's ``models/weights``), unless ``$STGNN_DIAG_WEIGHTS`` says otherwise.
-WEIGHTS_DIR = Path(__file__).resolve().parents[2] / "models" / "weights"
+#: Where the shipped weights live (package data), unless ``$STGNN_DIAG_WEIGHTS`` says otherwise.
+WEIGHTS_DIR = Path(__file__).resolve().parent / "weights"
 
 
 class PretrainedError(ValueError):

@@ -1,5 +1,9 @@
+from pathlib import Path
+
 from stgnn_diag import list_models
-from stgnn_diag.zoo.cards import CARDS_DIR, render_card
+from stgnn_diag.zoo.cards import render_card
+
+CARDS_DIR = Path(__file__).resolve().parents[2] / "models" / "cards"
 
 
 def test_every_registered_model_has_an_up_to_date_card():
@@ -7,8 +11,8 @@ def test_every_registered_model_has_an_up_to_date_card():
     assert names
     for name in names:
         card = CARDS_DIR / f"{name}.md"
-        assert card.exists(), f"missing model card {card}; run `python -m stgnn_diag.zoo.cards`"
-        assert card.read_text() == render_card(name), f"stale card {card}; run `python -m stgnn_diag.zoo.cards`"
+        assert card.exists(), f"missing model card {card}; run `python -m stgnn_diag.zoo.cards --out models/cards`"
+        assert card.read_text() == render_card(name), f"stale card {card}; run `python -m stgnn_diag.zoo.cards --out models/cards`"
 
 
 def test_every_shipped_tag_card_names_each_argument_it_differs_in_and_counts_the_model_it_loads_into():

@@ -1,4 +1,4 @@
-"""The weights shipped in models/weights: they verify, and `evaluate --pretrained` reproduces their card's
+"""The weights shipped in the package (stgnn_diag/zoo/weights): they verify, and `evaluate --pretrained` reproduces their card's
 metrics on the full canonical test set (one T&S and one TTS entry)."""
 import pytest
 
@@ -11,7 +11,7 @@ SHIPPED = stgnn_diag.list_models(pretrained=True)
 
 def test_every_native_forecaster_variant_with_weights_builds_and_verifies():
     assert any(n.startswith("tas_attn_") for n in SHIPPED) and any(n.startswith("tts_attn_") for n in SHIPPED), \
-        f"models/weights should ship at least one T&S and one TTS entry, found {SHIPPED}"
+        f"stgnn_diag/zoo/weights should ship at least one T&S and one TTS entry, found {SHIPPED}"
     for name in SHIPPED:
         for tag in pretrained_tags(name):  # every tag, not only the default one
             model = stgnn_diag.create_model(name, pretrained=tag)  # sha256 checked, strict load

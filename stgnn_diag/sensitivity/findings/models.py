@@ -83,7 +83,7 @@ def get_model(name: str, args, splits) -> (torch.nn.Module, str):
         c, k = model.pretrained_cfg, model.pretrained_cfg["model_kwargs"]
         return model, (f"pretrained `{name}.{c['tag']}` ({c['budget']}, seed {c['seed']}, hidden "
                        f"{k.get('hidden_size', 'default')}, {k.get('exog_size', 0)} covariate channels; "
-                       f"models/weights/{c['weights']})")
+                       f"stgnn_diag/zoo/weights/{c['weights']})")
     folders = [args.checkpoints] if isinstance(args.checkpoints, str) else (args.checkpoints or [])
     path = find_checkpoint(name, folders)
     if path is not None:
