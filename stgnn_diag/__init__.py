@@ -4,7 +4,7 @@ Subpackages: :mod:`stgnn_diag.nn` (layers), :mod:`stgnn_diag.models` (T&S / TTS 
 :mod:`stgnn_diag.zoo` (registry), :mod:`stgnn_diag.datasets` (METR-LA, protocols),
 :mod:`stgnn_diag.metrics`, :mod:`stgnn_diag.baselines`.
 """
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 from ._lazy import lazy_exports
 
