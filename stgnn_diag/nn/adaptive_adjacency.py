@@ -8,8 +8,7 @@ from torch import Tensor, nn
 class AdaptiveAdjacency(nn.Module):
     r"""A dense row-stochastic adjacency ``[n, n]`` learned from two node embeddings (Graph WaveNet's).
 
-    ``A = softmax(relu(E_1 E_2^T), dim=1)``.
-    ``A[v, w]`` is the weight with which node ``v`` sends to node ``w`` (same direction convention
+    ``A = softmax(relu(E_1 E_2^T), dim=1)``. ``A[v, w]`` is the weight with which node ``v`` sends to node ``w`` (same direction convention
     as a dense adjacency elsewhere in stgnn_diag). Unlike the diagonal-sink paper's published code,
     whose einsum keeps only ``diag(A)``, users of this module propagate with the full matrix.
 
@@ -43,8 +42,10 @@ class AdaptiveAdjacency(nn.Module):
 
 
 class LowRankAdjacency(AdaptiveAdjacency):
-    r"""``A[v, w] = phi(e_v) . phi(f_w) / sum_w' phi(e_v) . phi(f_w')`` with ``phi = softplus``: a dense
-    row-stochastic adjacency of rank at most ``emb_size``, which :meth:`propagate` applies without forming it.
+    r"""A row-stochastic adjacency of rank at most ``emb_size``, applied without forming the ``[n, n]`` matrix.
+
+    ``A[v, w] = phi(e_v) phi(f_w)^T / sum_w' phi(e_v) phi(f_w')^T`` with ``phi = softplus``, which
+    :meth:`propagate` applies through its two ``[n, r]`` factors: linear in the nodes.
 
     Same direction convention and parameters as :class:`AdaptiveAdjacency`. Propagating ``A^T x`` (what
     node ``w`` receives) costs ``2 n r F`` instead of ``n^2 F``: at METR-LA's 207 nodes and ``r = 10``,
