@@ -20,6 +20,7 @@ Usage::
     python benchmarks/bench_scale.py --nodes 207 716 2352 --windows 12 --models tas_attn_none tts_attn_none
     python benchmarks/bench_scale.py --device cuda --batch 32          # a GPU
     python benchmarks/bench_scale.py --out scale/                      # scale.csv, scale.json, scale.png
+    python benchmarks/bench_scale.py --models tas_attn_none 'tas_attn_none[adaptive=lowrank]'   # with overrides
 
 The default models are one per architecture (the zoo's variants (a)-(e) of an arrangement share its cost):
 ``tas_attn_none``, ``tts_attn_none``, ``tas_template_none``, ``tts_template_none``, ``paper_tas`` and tsl's
@@ -93,6 +94,19 @@ def synthetic_graph(n: int, degrees: Sequence[int], seed: int = 0):
     return torch.as_tensor(np.stack([src, dst]), dtype=torch.long), torch.as_tensor(w, dtype=torch.float32)
 
 
+def parse_model_spec(spec: str):
+    """``"tas_attn_none[adaptive=lowrank,k=2]"`` -> ``("tas_attn_none", {"adaptive": "lowrank", "k": 2})``: a zoo
+    name with model overrides (values parsed as ``stgnn-diag bench --set`` parses them)."""
+    from stgnn_diag.bench.grid import parse_key_values
+
+    if "[" not in spec:
+        return spec, {}
+    if not spec.endswith("]"):
+        raise ValueError(f"model {spec!r}: overrides go in brackets, e.g. tas_attn_none[adaptive=lowrank]")
+    name, inner = spec[:-1].split("[", 1)
+    return name, parse_key_values([kv for kv in inner.split(",") if kv])
+
+
 def measure(name: str, n: int, window: int, batch: int, steps: int, device: str, threads: int,
             degrees: Sequence[int]) -> Dict:
     """One model at ``n`` nodes and window ``window`` (runs in a fresh process); the figures as a dict."""
@@ -117,7 +131,8 @@ def measure(name: str, n: int, window: int, batch: int, steps: int, device: str,
     if dev.type == "cuda":
         torch.cuda.reset_peak_memory_stats()
     torch.manual_seed(0)
-    model = create_model(name, n_nodes=n, window=window, horizon=12, exog_size=8).to(dev)
+    entry, overrides = parse_model_spec(name)
+    model = create_model(entry, **{"n_nodes": n, "window": window, "horizon": 12, "exog_size": 8, **overrides}).to(dev)
     opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
 
     def sync():
