@@ -589,6 +589,8 @@ def run_grid(grid: Union[GridSpec, Iterable[Unit]], results_dir: Union[str, Path
                                    _unit_dir(results_dir, u) / RESULT_JSON)
         elif states[u.unit_id] in ("trained", "partial", "stale") and u.kind == "model":
             _check_run_config(u, _unit_dir(results_dir, u) / RUN_DIR)
+    for src in reuse:  # a source's finished units may be kept in its archive only
+        restore_units(src)
     sources = {u.unit_id: find_reusable(u, reuse) for u in units if states[u.unit_id] == "new"} if reuse else {}
     if dry_run:
         for u in units:
