@@ -48,6 +48,10 @@ ARRANGEMENTS = ("tas_attn", "tts_attn")
 #: with one head and one diffusion hop, which cuts the passes over all (token, node) pairs that its step's time
 #: goes to. Why these defaults, measured: models/results/probes.md.
 TAS_ATTN = {**COMMON, "n_layers": 2, "adaptive": True, "patch_size": 2, "heads": 1, "k": 1}
+#: From ``entry.LARGE_GRAPH_NODES`` nodes on, the T&S entries learn a low-rank adjacency applied through its
+#: factors instead of the dense softmax: linear in the nodes instead of quadratic (models/results/lowrank-cpu:
+#: the same accuracy on METR-LA within the seeds' spread; benchmarks/bench_scale.py: the step's cost).
+TAS_LARGE_GRAPH = {"adaptive": "lowrank"}
 #: TTS keeps the sensor graph alone and runs one temporal block, for the same reason.
 TTS_ATTN = {**COMMON, "temporal_layers": 1, "spatial_layers": 2}
 #: Defaults of the template entries (the over-squashing paper's design, at the paper's width 64).
@@ -71,7 +75,8 @@ TEN_EPOCH_TAGS = ("metr_la_cpu_e10", "metr_la_cpu_e10_mask", "metr_la_e10_mask_s
 
 # -- tas_attn_* --------------------------------------------------------------------------------------------
 
-TASAttnNoresid = entry_class(TASForecaster, "tas_attn_noresid", {**TAS_ATTN, **VARIANTS["noresid"]})
+TASAttnNoresid = entry_class(TASForecaster, "tas_attn_noresid", {**TAS_ATTN, **VARIANTS["noresid"]},
+                             large_graph=TAS_LARGE_GRAPH)
 
 
 @register_model(model_class=TASAttnNoresid, tags=("paper-variant", "tas_attn"), pretrained_tags=CPU15)
@@ -79,12 +84,14 @@ def tas_attn_noresid(pretrained: Union[bool, str] = False, **kwargs) -> nn.Modul
     """T&S forecaster, paper variant (a) no residual around the temporal attention.
 
     Tokens of two steps, calendar / node / adaptive embeddings, attention + feed-forward blocks, diffusion
-    convolution on the sensor graph + a learned adjacency, window read-out.
+    convolution on the sensor graph + a learned adjacency (low-rank from 1,000 nodes on: linear in the nodes),
+    window read-out.
     """
     return build(TASAttnNoresid, pretrained, kwargs)
 
 
-TASAttnNone = entry_class(TASForecaster, "tas_attn_none", {**TAS_ATTN, **VARIANTS["none"]})
+TASAttnNone = entry_class(TASForecaster, "tas_attn_none", {**TAS_ATTN, **VARIANTS["none"]},
+                          large_graph=TAS_LARGE_GRAPH)
 
 
 @register_model(model_class=TASAttnNone, tags=("paper-variant", "tas_attn"), pretrained_tags=CPU15 + TEN_EPOCH_TAGS)
@@ -92,12 +99,14 @@ def tas_attn_none(pretrained: Union[bool, str] = False, **kwargs) -> nn.Module:
     """T&S forecaster, paper variant (b) plain temporal attention, no diagonal regularizer.
 
     Tokens of two steps, calendar / node / adaptive embeddings, attention + feed-forward blocks, diffusion
-    convolution on the sensor graph + a learned adjacency, window read-out.
+    convolution on the sensor graph + a learned adjacency (low-rank from 1,000 nodes on: linear in the nodes),
+    window read-out.
     """
     return build(TASAttnNone, pretrained, kwargs)
 
 
-TASAttnMask = entry_class(TASForecaster, "tas_attn_mask", {**TAS_ATTN, **VARIANTS["mask"]})
+TASAttnMask = entry_class(TASForecaster, "tas_attn_mask", {**TAS_ATTN, **VARIANTS["mask"]},
+                          large_graph=TAS_LARGE_GRAPH)
 
 
 @register_model(model_class=TASAttnMask, tags=("paper-variant", "tas_attn"), pretrained_tags=CPU15)
@@ -105,12 +114,14 @@ def tas_attn_mask(pretrained: Union[bool, str] = False, **kwargs) -> nn.Module:
     """T&S forecaster, paper variant (c) diagonal mask: logit (i, i) = -inf in training and evaluation.
 
     Tokens of two steps, calendar / node / adaptive embeddings, attention + feed-forward blocks, diffusion
-    convolution on the sensor graph + a learned adjacency, window read-out.
+    convolution on the sensor graph + a learned adjacency (low-rank from 1,000 nodes on: linear in the nodes),
+    window read-out.
     """
     return build(TASAttnMask, pretrained, kwargs)
 
 
-TASAttnDropout = entry_class(TASForecaster, "tas_attn_dropout", {**TAS_ATTN, **VARIANTS["dropout"]})
+TASAttnDropout = entry_class(TASForecaster, "tas_attn_dropout", {**TAS_ATTN, **VARIANTS["dropout"]},
+                             large_graph=TAS_LARGE_GRAPH)
 
 
 @register_model(model_class=TASAttnDropout, tags=("paper-variant", "tas_attn"), pretrained_tags=CPU15)
@@ -118,12 +129,14 @@ def tas_attn_dropout(pretrained: Union[bool, str] = False, **kwargs) -> nn.Modul
     """T&S forecaster, paper variant (d) diagonal dropout p = 0.1 (training only, no rescaling).
 
     Tokens of two steps, calendar / node / adaptive embeddings, attention + feed-forward blocks, diffusion
-    convolution on the sensor graph + a learned adjacency, window read-out.
+    convolution on the sensor graph + a learned adjacency (low-rank from 1,000 nodes on: linear in the nodes),
+    window read-out.
     """
     return build(TASAttnDropout, pretrained, kwargs)
 
 
-TASAttnPenalty = entry_class(TASForecaster, "tas_attn_penalty", {**TAS_ATTN, **VARIANTS["penalty"]})
+TASAttnPenalty = entry_class(TASForecaster, "tas_attn_penalty", {**TAS_ATTN, **VARIANTS["penalty"]},
+                             large_graph=TAS_LARGE_GRAPH)
 
 
 @register_model(model_class=TASAttnPenalty, tags=("paper-variant", "tas_attn"), pretrained_tags=CPU15)
@@ -131,7 +144,8 @@ def tas_attn_penalty(pretrained: Union[bool, str] = False, **kwargs) -> nn.Modul
     """T&S forecaster, paper variant (e) diagonal penalty c = -0.05 on the diagonal logits.
 
     Tokens of two steps, calendar / node / adaptive embeddings, attention + feed-forward blocks, diffusion
-    convolution on the sensor graph + a learned adjacency, window read-out.
+    convolution on the sensor graph + a learned adjacency (low-rank from 1,000 nodes on: linear in the nodes),
+    window read-out.
     """
     return build(TASAttnPenalty, pretrained, kwargs)
 

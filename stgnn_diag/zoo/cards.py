@@ -11,6 +11,7 @@ import inspect
 from pathlib import Path
 
 from .pretrained import pretrained_cfg, pretrained_tags
+from .entry import LARGE_GRAPH_NODES
 from .registry import create_model, get_entry, list_models, resolved_config
 
 #: The default output folder of :func:`write_cards`, relative to the current directory.
@@ -121,7 +122,11 @@ def render_card(name: str) -> str:
         f"(`type(model)(**kwargs)` builds this variant: tsl's `Predictor(model_class=..., model_kwargs=...)`)\n"
         f"- trainable parameters: {parameter_count(name)} (with n_nodes={nodes})\n"
         f"- tags: {', '.join(entry.tags) or '-'}\n"
-        f"- create: `stgnn_diag.create_model(\"{name}\", n_nodes={nodes}, exog_size=...)`\n\n"
+        + (f"- from {LARGE_GRAPH_NODES:,} nodes on (`n_nodes`), unless given: "
+           + ", ".join(f"`{k}={v!r}`" for k, v in entry.model_class.large_graph.items())
+           + " (linear in the nodes where the default is quadratic)\n"
+           if getattr(entry.model_class, "large_graph", None) else "")
+        + f"- create: `stgnn_diag.create_model(\"{name}\", n_nodes={nodes}, exog_size=...)`\n\n"
         f"## Defaults (override any in `create_model`)\n\n| argument | default |\n|---|---|\n{rows}\n"
         + render_pretrained(name)
     )

@@ -7,7 +7,7 @@ defaults, so ``type(create_model(name))(**kwargs)`` builds the named variant (ts
 """
 from __future__ import annotations
 
-from typing import Dict, Type, Union
+from typing import Dict, Optional, Type, Union
 
 from torch import nn
 
@@ -21,17 +21,32 @@ def _class_name(entry_name: str) -> str:
     return "".join(p.upper() if p in ("tas", "tts") else p.capitalize() for p in entry_name.split("_"))
 
 
-def entry_class(cls: Type[nn.Module], name: str, defaults: Dict[str, object]) -> type:
+#: From this many nodes on, an entry with a large-graph preset builds it (unless the caller sets its keys).
+LARGE_GRAPH_NODES = 1000
+
+
+def entry_class(cls: Type[nn.Module], name: str, defaults: Dict[str, object],
+                large_graph: Optional[Dict[str, object]] = None) -> type:
     """A subclass of ``cls`` named after entry ``name`` whose constructor starts from ``defaults``.
 
-    It has tsl's ``filter_model_args_`` (drops the keys the entry does not take), ``entry_name`` and
-    ``entry_defaults``. Assign it to a module-level name equal to its ``__name__`` (the safe checkpoint loader
-    and pickle find it by that name).
+    ``large_graph``: the options that replace defaults from :data:`LARGE_GRAPH_NODES` nodes on (a part that is
+    quadratic in the nodes swapped for a linear one), unless the caller passes them; the model's ``config``
+    records what was built, so a saved model rebuilds as it was.
+
+    It has tsl's ``filter_model_args_`` (drops the keys the entry does not take), ``entry_name``,
+    ``entry_defaults`` and ``large_graph``. Assign it to a module-level name equal to its ``__name__`` (the safe
+    checkpoint loader and pickle find it by that name).
     """
     accepted = set(defaults) | constructor_arguments(cls)
 
     def __init__(self, **overrides):
-        cls.__init__(self, **{**klass.entry_defaults, **overrides})
+        kwargs = {**klass.entry_defaults, **overrides}
+        applied = {}
+        if klass.large_graph and int(kwargs.get("n_nodes") or 0) >= LARGE_GRAPH_NODES:
+            applied = {k: v for k, v in klass.large_graph.items() if k not in overrides}
+        cls.__init__(self, **{**kwargs, **applied})
+        if applied:
+            self.resolved_options = {**getattr(self, "resolved_options", {}), **applied}
 
     def filter_model_args_(klass, model_args: dict) -> None:
         """Drop (in place) the keys of ``model_args`` the entry does not take, as tsl's models do."""
@@ -42,7 +57,8 @@ def entry_class(cls: Type[nn.Module], name: str, defaults: Dict[str, object]) ->
         "__init__": __init__, "__doc__": f"The ``{name}`` zoo entry: :class:`~{cls.__module__}.{cls.__name__}` "
                                           f"with the entry's defaults (``entry_defaults``).",
         "__module__": "stgnn_diag.zoo.attention_variants", "filter_model_args_": classmethod(filter_model_args_),
-        "entry_name": name, "entry_defaults": dict(defaults), "entry_accepts": frozenset(accepted)})
+        "entry_name": name, "entry_defaults": dict(defaults), "entry_accepts": frozenset(accepted),
+        "large_graph": dict(large_graph or {})})
     return klass
 
 
