@@ -49,6 +49,7 @@ def _train(args) -> int:
     where = "" if dataset == DEFAULT_DATASET else f"{dataset}-"
     out = args.out or f"runs/{args.model}-{where}{args.protocol}-h{args.horizon}-{args.budget}-s{args.seed}"
     cfg = TrainConfig(model=args.model, out=out, dataset=dataset, protocol=args.protocol, horizon=args.horizon, window=args.window,
+                      align_window=args.align_window,
                       budget=args.budget, seed=args.seed, covariates=args.covariates, data_root=args.data_root,
                       model_overrides=overrides or None, max_windows=args.max_windows,
                       **budget_overrides(args), max_steps=args.max_steps, max_time=args.max_time,
@@ -84,6 +85,7 @@ def _evaluate(args) -> int:
     result = evaluate(args.model, args.checkpoint, data_root=args.data_root, dataset=args.dataset,
                       protocol=args.protocol,
                       horizon=args.horizon, split=args.split, max_windows=args.max_windows,
+                      window=args.window, align_window=args.align_window,
                       progress=not args.no_progress, steps=steps, pretrained=args.pretrained or False,
                       save_predictions=args.save_predictions)
     if args.save_predictions:
@@ -148,6 +150,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--protocol", default="dcrnn", help="dcrnn (canonical) or paper (the ESANN authors' split)")
     p.add_argument("--horizon", type=int, default=12, help="predicted steps (12 or 36)")
     p.add_argument("--window", type=int, default=12, help="input steps")
+    p.add_argument("--align-window", type=int, metavar="T", help="score on the target windows of inputs of T "
+                   "steps (T >= --window): runs at different --window compare on identical targets")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--covariates", default="auto", help="none, tod, tod_dow, or auto (the entry's choice)")
     p.add_argument("--out", help="run folder (default runs/<model>-[<dataset>-]<protocol>-h<H>-<budget>-s<seed>)")
@@ -180,6 +184,9 @@ def build_parser() -> argparse.ArgumentParser:
                    "(mph) and each window's start index")
     p.add_argument("--protocol", help="dcrnn or paper (default: the checkpoint's, else dcrnn)")
     p.add_argument("--horizon", type=int, help="default: the checkpoint's, else 12")
+    p.add_argument("--window", type=int, help="input steps (default: the checkpoint's, else 12)")
+    p.add_argument("--align-window", type=int, metavar="T", help="score on the target windows of inputs of T steps "
+                   "(default: the checkpoint's alignment, else the protocol at --window)")
     p.add_argument("--split", default="test", choices=("train", "val", "test"))
     p.add_argument("--json", help="write the metrics (mae@3, rmse@12, mape@6, mae@avg, ...) to this file")
     p.add_argument("--steps", nargs="+", metavar="STEP", help="1-based steps to score (default: 3 6 12 [24 36]); "

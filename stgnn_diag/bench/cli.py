@@ -58,10 +58,13 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                    "(default metr_la)")
     g.add_argument("--protocols", nargs="+", metavar="P", help="dcrnn and / or paper (default dcrnn)")
     g.add_argument("--horizons", nargs="+", type=int, metavar="H", help="predicted steps (default 12)")
-    g.add_argument("--window", type=int, help="input steps (default 12)")
+    g.add_argument("--window", nargs="+", type=int, metavar="T", help="input steps, one or several (default 12); "
+                   "several are scored on the target windows of the longest (--align-window)")
     o = p.add_argument_group("budget overrides (they enter the budget label: never averaged with the preset)")
     add_budget_arguments(o)
     o.add_argument("--max-windows", type=int, help="keep at most this many windows per split (tiny grids)")
+    o.add_argument("--align-window", type=int, metavar="T", help="score every unit on the target windows of inputs "
+                   "of T steps (default: the longest --window when there are several)")
     o.add_argument("--max-time", metavar="DURATION", help="wall-clock training budget per unit, e.g. 15m (the "
                    "equal-time comparison): the steps that fit, measured after the warm-up, recorded in result.json")
     o.add_argument("--set", action="append", metavar="KEY=VALUE", help="model override for every trained model "

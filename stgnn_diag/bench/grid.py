@@ -9,7 +9,7 @@ A grid is given as a Python dict, a JSON file or command-line arguments (no YAML
       "datasets": ["metr_la"],                                      # registered data sets (default: metr_la)
       "protocols": ["dcrnn"],
       "horizons": [12],
-      "window": 12,
+      "window": [12, 48, 288],                                      # input steps (one or several)
       "overrides": {"max_epochs": 1, "max_windows": 300},          # budget / evaluation overrides
       "model_overrides": {"tts_attn_*": {"hidden_size": 8}}         # per model pattern; every matching
     }                                                               # pattern applies, later ones win
@@ -24,6 +24,9 @@ Every unit has an id naming its folder in the results directory::
     historical_average__dcrnn__h12__cpu-small            a baseline
     tts_attn_none__dcrnn__h12__cpu-small+e1-tb2-w300__s1 a reduced budget (overrides in the label)
     tts_attn_none__pems_bay__dcrnn__h12__cpu-small__s0   another data set than the default one
+
+Several windows score on the same target windows: ``align_window`` (an override, ``+a<T>`` in the label)
+defaults to the longest window of the grid (:func:`stgnn_diag.datasets.make_splits`).
 
 The budget part of the id is the *budget label*: the preset name, plus the overrides when there are
 any, so results of different effective budgets never share a label (and are never averaged together).
@@ -47,9 +50,9 @@ __all__ = ["BUDGET_OVERRIDE_KEYS", "GridError", "GridSpec", "Unit", "budget_labe
 #: Budget / evaluation overrides a grid may set for all its units, with their short form in labels: the
 #: budget knobs (:data:`stgnn_diag.training.budgets.OVERRIDABLE`), ``max_windows`` (thins every split) and
 #: ``max_time`` (a wall-clock training budget such as ``"15m"``: the equal-time comparison; the steps reached
-#: are in each unit's result).
+#: are in each unit's result) and ``align_window`` (every window scored on the targets of this input length).
 BUDGET_OVERRIDE_KEYS: Dict[str, str] = {**{k: short for k, (_, short) in OVERRIDABLE.items()}, "max_windows": "w",
-                                        "max_time": "t"}
+                                        "max_time": "t", "align_window": "a"}
 
 _PATTERN_CHARS = set("*?[")
 
@@ -267,7 +270,7 @@ class GridSpec:
         protocols: ``dcrnn`` and / or ``paper``.
         datasets: registered data set names (default: the default data set).
         horizons: predicted steps (12, 36).
-        window: input steps.
+        window: input steps: one or several (an axis; several are aligned on the targets of the longest).
         overrides: budget / evaluation overrides for every unit; keys in :data:`BUDGET_OVERRIDE_KEYS`.
         model_overrides: ``{model pattern: {key: value}}``; every matching pattern applies, in order.
     """
@@ -278,7 +281,7 @@ class GridSpec:
     protocols: List[str] = field(default_factory=lambda: ["dcrnn"])
     datasets: List[str] = field(default_factory=lambda: [DEFAULT_DATASET])
     horizons: List[int] = field(default_factory=lambda: [12])
-    window: int = 12
+    window: Union[int, List[int]] = 12
     overrides: Dict[str, Any] = field(default_factory=dict)
     model_overrides: Dict[str, Dict[str, Any]] = field(default_factory=dict)
 
@@ -289,8 +292,11 @@ class GridSpec:
         self.protocols = _str_list("protocols", self.protocols)
         self.datasets = _str_list("datasets", self.datasets)
         self.horizons = _int_list("horizons", self.horizons)
-        self.window = _int_list("window", self.window)[0]
+        self.windows = _int_list("window", self.window)
+        self.window = self.windows[0]
         self.overrides = {k: v for k, v in dict(self.overrides or {}).items() if v is not None}
+        if len(set(self.windows)) > 1 and "align_window" not in self.overrides:
+            self.overrides["align_window"] = max(self.windows)  # like with like: the same test targets
         self.model_overrides = {str(k): dict(v) for k, v in dict(self.model_overrides or {}).items()}
 
     # -- construction ---------------------------------------------------------------------------
@@ -327,7 +333,8 @@ class GridSpec:
 
     def to_dict(self) -> Dict[str, Any]:
         return {"models": list(self.models), "seeds": list(self.seeds), "budgets": list(self.budgets),
-                "protocols": list(self.protocols), "datasets": list(self.datasets), "horizons": list(self.horizons), "window": self.window,
+                "protocols": list(self.protocols), "datasets": list(self.datasets), "horizons": list(self.horizons),
+                "window": self.windows[0] if len(self.windows) == 1 else list(self.windows),
                 "overrides": dict(self.overrides), "model_overrides": {k: dict(v) for k, v in
                                                                          self.model_overrides.items()}}
 
@@ -361,8 +368,11 @@ class GridSpec:
         for h in self.horizons:
             if h < 1:
                 raise GridError(f"Horizons must be >= 1, got {h}.")
-        if self.window < 1:
-            raise GridError(f"window must be >= 1, got {self.window}.")
+        if min(self.windows) < 1:
+            raise GridError(f"window must be >= 1, got {min(self.windows)}.")
+        align = self.overrides.get("align_window")
+        if align is not None and (not isinstance(align, int) or align < max(self.windows)):
+            raise GridError(f"align_window must be an integer >= every window ({max(self.windows)}), got {align!r}.")
         bad = set(self.overrides) - set(BUDGET_OVERRIDE_KEYS)
         if bad:
             raise GridError(f"Unknown budget overrides {sorted(bad)}; valid: {sorted(BUDGET_OVERRIDE_KEYS)}. "
@@ -406,14 +416,16 @@ class GridSpec:
             for budget in self.budgets:
                 for protocol in self.protocols:
                     for horizon in self.horizons:
-                        for b in baselines:
-                            out.append(Unit(b, "baseline", protocol, horizon, self.window, budget, None, ov,
-                                            dataset=dataset))
-                        for seed in self.seeds:
-                            for m in models:
-                                mo = tuple(sorted(self.overrides_for(m).items()))
-                                out.append(Unit(m, "model", protocol, horizon, self.window, budget, seed, ov, mo,
+                        for window in self.windows:
+                            for b in baselines:
+                                out.append(Unit(b, "baseline", protocol, horizon, window, budget, None, ov,
                                                 dataset=dataset))
+                        for seed in self.seeds:
+                            for window in self.windows:
+                                for m in models:
+                                    mo = tuple(sorted(self.overrides_for(m).items()))
+                                    out.append(Unit(m, "model", protocol, horizon, window, budget, seed, ov, mo,
+                                                    dataset=dataset))
         ids = [u.unit_id for u in out]
         dup = sorted({i for i in ids if ids.count(i) > 1})
         if dup:  # e.g. two model names with the same slug

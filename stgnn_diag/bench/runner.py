@@ -302,14 +302,17 @@ _SPLITS_CACHE: Dict[tuple, Any] = {}
 def _baseline_splits(unit: Unit, data_root, progress: bool):
     from ..datasets import get_dataset, make_splits
 
-    key = (unit.dataset, str(data_root), unit.protocol, unit.window, unit.horizon, dict(unit.overrides).get("max_windows"))
+    ov = dict(unit.overrides)
+    key = (unit.dataset, str(data_root), unit.protocol, unit.window, unit.horizon, ov.get("max_windows"),
+           ov.get("align_window"))
     if key not in _SPLITS_CACHE:
         data_key = ("data", unit.dataset, str(data_root))
         if data_key not in _SPLITS_CACHE:
             _SPLITS_CACHE.clear()
             _SPLITS_CACHE[data_key] = get_dataset(unit.dataset, data_root, progress=progress)
         _SPLITS_CACHE[key] = make_splits(_SPLITS_CACHE[data_key], unit.protocol, window=unit.window,
-                                         horizon=unit.horizon, max_windows=key[-1])
+                                         horizon=unit.horizon, max_windows=ov.get("max_windows"),
+                                         align_window=ov.get("align_window"))
     return _SPLITS_CACHE[key]
 
 
@@ -318,7 +321,8 @@ def _train_config(unit: Unit, out: Path, *, data_root, accelerator, devices, pro
 
     ov = dict(unit.overrides)
     return TrainConfig(model=unit.model, out=str(out), dataset=unit.dataset, protocol=unit.protocol,
-                       horizon=unit.horizon, window=unit.window, budget=unit.budget, seed=unit.seed,
+                       horizon=unit.horizon, window=unit.window, align_window=ov.get("align_window"),
+                       budget=unit.budget, seed=unit.seed,
                        data_root=str(data_root) if data_root else None,
                        model_overrides=dict(unit.model_overrides) or None, max_windows=ov.get("max_windows"),
                        max_time=ov.get("max_time"), **budget_overrides(ov), accelerator=accelerator, devices=devices,

@@ -15,6 +15,13 @@
     per-node StandardScaler (population std) is fit on the training part, zeros included.
 
 In both, zeros stay in the inputs (scaled like any value) and targets equal to 0 are masked.
+
+Windows of different lengths on the same targets (``align_window``): the protocol cuts, splits and scales
+the series as it would for inputs of ``align_window`` steps, and a window of ``window <= align_window`` steps
+keeps those target spans and reads the ``window`` steps just before each. Every input length from 1 to
+``align_window`` is then scored on identical test targets (the first ``align_window - window`` steps of the
+series, which only the longer inputs need, are read by none of the shorter ones), so MAE columns across
+input lengths compare like with like. ``align_window=None`` is the protocol at ``window`` itself.
 """
 from __future__ import annotations
 
@@ -91,7 +98,7 @@ class Splits:
     Attributes:
         train, val, test: :class:`WindowDataset` (sharing the same scaled series).
         scaler: ``transform`` / ``inverse_transform`` for numpy and torch (mph <-> scaled).
-        protocol, window, horizon: how the splits were made.
+        protocol, window, horizon, align_window: how the splits were made.
         fit_stop: training readings are the steps ``[0, fit_stop)`` (scaler and baselines use them).
         dataset: the source :class:`~stgnn_diag.datasets.MetrLA` (or any object with ``speed64``,
             ``speed``, ``timestamps``, ``covariates()``, ``edge_index``, ``edge_weight``).
@@ -106,6 +113,7 @@ class Splits:
     horizon: int
     fit_stop: int
     dataset: object = field(repr=False)
+    align_window: Optional[int] = None
 
     def __getitem__(self, name: str) -> WindowDataset:
         if name not in SPLIT_NAMES:
@@ -149,6 +157,7 @@ def make_splits(
     *,
     stride: int = 1,
     max_windows: Optional[int] = None,
+    align_window: Optional[int] = None,
 ) -> Splits:
     """Cut, split and scale the windows of ``dataset`` under a protocol.
 
@@ -161,6 +170,8 @@ def make_splits(
         max_windows: then keep at most the first ``max_windows`` windows of each split.
             ``stride`` and ``max_windows`` only thin the windows: the scaler and the training
             readings (``fit_stop``) are those of the full protocol.
+        align_window: the targets, scaler and training readings of the protocol at this input length,
+            with inputs of ``window`` steps (``window <= align_window``); see the module docstring.
 
     Returns:
         :class:`Splits`.
@@ -177,21 +188,27 @@ def make_splits(
     stride = _check_int("stride", stride)
     if max_windows is not None:
         max_windows = _check_int("max_windows", max_windows)
+    if align_window is not None:
+        align_window = _check_int("align_window", align_window)
+        if align_window < window:
+            raise ValueError(f"align_window={align_window} is shorter than window={window}: the targets are "
+                             f"aligned to the longest input length of a comparison; pass align_window >= window")
     speed64 = np.asarray(dataset.speed64)
-    spec = PROTOCOLS[protocol](speed64, window, horizon)
+    cut = window if align_window is None else align_window
+    spec = PROTOCOLS[protocol](speed64, cut, horizon)
     empty = [k for k in SPLIT_NAMES if len(spec.starts[k]) == 0]
     if empty:
         raise ValueError(
-            f"series of {speed64.shape[0]} steps too short for window={window}, horizon={horizon} "
+            f"series of {speed64.shape[0]} steps too short for window={cut}, horizon={horizon} "
             f"under protocol {protocol!r}: no window in {empty}")
     scaled = spec.scaler.transform(speed64).astype(np.float32)
     speed = np.asarray(dataset.speed, dtype=np.float32)
     cov = np.asarray(dataset.covariates(), dtype=np.float32)
     parts = {}
     for name in SPLIT_NAMES:
-        starts = spec.starts[name][::stride]
+        starts = spec.starts[name][::stride] + (cut - window)  # the same targets, the last `window` inputs
         if max_windows is not None:
             starts = starts[:max_windows]
         parts[name] = WindowDataset(scaled, speed, cov, starts, window, horizon, name=name)
     return Splits(**parts, scaler=spec.scaler, protocol=protocol, window=window, horizon=horizon,
-                  fit_stop=spec.fit_stop, dataset=dataset)
+                  fit_stop=spec.fit_stop, dataset=dataset, align_window=align_window)

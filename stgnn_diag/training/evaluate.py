@@ -171,14 +171,17 @@ def check_scaler(module, splits) -> None:
 
 def evaluate(model: Optional[str] = None, checkpoint: Optional[Union[str, Path]] = None, *,
              data_root=None, dataset: Optional[str] = None, protocol: Optional[str] = None, horizon: Optional[int] = None,
-             window: int = 12, split: str = "test", max_windows: Optional[int] = None,
+             window: Optional[int] = None, split: str = "test", max_windows: Optional[int] = None,
+             align_window: Optional[int] = None,
              batch_size: Optional[int] = None, progress: bool = True, splits=None,
              steps: Optional[Union[Sequence[int], str]] = None, pretrained: Union[bool, str] = False,
              save_predictions: Optional[Union[str, Path]] = None) -> Dict[str, Any]:
     """Metrics of a baseline (``model`` in ``BASELINES``) or of a checkpoint on ``split``.
 
-    For a checkpoint the protocol, window and horizon default to the ones it was trained with;
-    asking for another horizon raises :class:`CheckpointError`. ``steps``: 1-based steps to score
+    For a checkpoint the protocol, window, horizon and ``align_window`` default to the ones it was trained
+    with; asking for another horizon or window raises :class:`CheckpointError`. A baseline reads ``window``
+    steps (12 by default); ``align_window``: score on the target windows of that input length
+    (:func:`~stgnn_diag.datasets.make_splits`), the same at every window. ``steps``: 1-based steps to score
     (default: the protocol's 3 / 6 / 12 [/ 24 / 36]; ``"all"``: every step); the result's ``constant_steps`` lists the steps
     whose prediction is one constant (see :func:`constant_steps`).
 
@@ -209,7 +212,11 @@ def evaluate(model: Optional[str] = None, checkpoint: Optional[Union[str, Path]]
         if horizon is not None and horizon != hp["horizon"]:
             raise CheckpointError(f"The model predicts {hp['horizon']} steps; it cannot be evaluated at "
                                   f"horizon {horizon}.")
+        if window is not None and window != hp["window"]:
+            raise CheckpointError(f"The model reads {hp['window']} input steps; it cannot be evaluated on "
+                                  f"windows of {window}.")
         horizon, window = hp["horizon"], hp["window"]
+        align_window = align_window if align_window is not None else hp.get("align_window")
         protocol = protocol or hp["protocol"]
         name = hp["model_name"]
     elif model not in BASELINES:
@@ -218,10 +225,11 @@ def evaluate(model: Optional[str] = None, checkpoint: Optional[Union[str, Path]]
     else:
         name = model
     protocol, horizon, dataset = protocol or "dcrnn", horizon or 12, dataset or DEFAULT_DATASET
+    window = window or 12
     if splits is None:
         keep_freed_memory()  # before the data set is read (its arrays are large)
         splits = make_splits(get_dataset(dataset, data_root, progress=progress), protocol, window=window,
-                             horizon=horizon, max_windows=max_windows)
+                             horizon=horizon, max_windows=max_windows, align_window=align_window)
     if module is not None:
         check_scaler(module, splits)
         fit_fallback_table(module.model, splits)  # shipped weights leave the seasonal table out
@@ -236,7 +244,8 @@ def evaluate(model: Optional[str] = None, checkpoint: Optional[Union[str, Path]]
         np.savez_compressed(save_predictions, predictions=pred, window_starts=splits[split].starts,
                             model=name, split=split, protocol=protocol, dataset=dataset)
     return {"model": name, "pretrained": module.hparams.get("pretrained") if pretrained else None,
-            "dataset": dataset, "protocol": protocol, "horizon": horizon, "split": split,
+            "dataset": dataset, "protocol": protocol, "horizon": horizon, "window": window,
+            "align_window": align_window, "split": split,
             "windows": int(len(splits[split])), "checkpoint": str(checkpoint) if checkpoint else None,
             "metrics": score(pred, splits[split], horizon, range(1, horizon + 1) if steps == "all" else steps),
             "constant_steps": constant_steps(pred) if module is not None else []}

@@ -48,6 +48,7 @@ class TrainConfig:
     protocol: str = "dcrnn"
     horizon: int = 12
     window: int = 12
+    align_window: Optional[int] = None    # score on the targets of this input length (datasets.make_splits)
     budget: str = "cpu-small"
     seed: int = 0
     covariates: str = "auto"
@@ -169,6 +170,7 @@ def build(cfg: TrainConfig, budget: Budget, splits) -> ForecastModule:
     module = ForecastModule(cfg.model, kwargs, splits.scaler.mean, splits.scaler.std, budget, steps_per_epoch=steps,
                             covariates=covariates, edge_index=splits.edge_index, edge_weight=splits.edge_weight,
                             dataset=cfg.dataset, protocol=cfg.protocol, window=cfg.window, horizon=cfg.horizon,
+                            align_window=cfg.align_window,
                             seed=cfg.seed)
     if getattr(module.model, "fallback", None) is not None:
         module.model.fallback.set_table(seasonal_table(splits))
@@ -218,7 +220,7 @@ def train(cfg: TrainConfig) -> Dict[str, Any]:
         if resume_from is not None:
             # the model's resolved configuration is compared once it is built (check_same_model)
             check_same_run(out, config, ignore=RESUMABLE_CHANGES + ("model_config",),
-                           absent_means={"dataset": DEFAULT_DATASET})
+                           absent_means={"dataset": DEFAULT_DATASET, "align_window": None})
         return _fit_and_test(cfg, budget, config, max_time, resume_from)
 
 
@@ -227,7 +229,8 @@ def _fit_and_test(cfg: TrainConfig, budget: Budget, config: Dict[str, Any], max_
     out = Path(cfg.out)
     L.seed_everything(cfg.seed, workers=True, verbose=False)
     data = get_dataset(cfg.dataset, cfg.data_root, progress=cfg.progress)
-    splits = make_splits(data, cfg.protocol, window=cfg.window, horizon=cfg.horizon, max_windows=cfg.max_windows)
+    splits = make_splits(data, cfg.protocol, window=cfg.window, horizon=cfg.horizon, max_windows=cfg.max_windows,
+                         align_window=cfg.align_window)
     module = build(cfg, budget, splits)
     # every constructor argument of the model: a later change of a zoo default cannot pass for this run
     config["model_config"] = json.loads(json.dumps(module.model.config, default=str))
@@ -292,7 +295,8 @@ def _fit_and_test(cfg: TrainConfig, budget: Budget, config: Dict[str, Any], max_
     pred = predict_split(module, splits, "test", progress=cfg.progress)
     result = {
         "model": cfg.model, "dataset": cfg.dataset, "protocol": cfg.protocol, "horizon": cfg.horizon, "budget": cfg.budget,
-        "seed": cfg.seed, "split": "test", "windows": int(len(splits.test)),
+        "seed": cfg.seed, "split": "test", "windows": int(len(splits.test)), "window": cfg.window,
+        "align_window": cfg.align_window,
         "metrics": score(pred, splits.test, cfg.horizon),
         "parameters": sum(p.numel() for p in module.model.parameters()),
         "epochs": trainer.current_epoch, "global_steps": trainer.global_step,

@@ -116,3 +116,23 @@ def test_model_overrides_are_in_the_unit_id():
     assert len({plain.unit_id, a.unit_id, b.unit_id}) == 3
     assert a.unit_id.startswith("tts_attn_none__dcrnn__h12__cpu-small__m") and a.unit_id.endswith("__s0")
     assert Unit(**base, model_overrides=(("hidden_size", 8),)).unit_id == a.unit_id  # stable
+
+
+def test_windows_are_an_axis_scored_on_the_targets_of_the_longest():
+    spec = GridSpec(models=["tts_attn_none", "historical_average"], window=[12, 48], seeds=[0, 1])
+    units = spec.units()
+    assert sorted({(u.kind, u.window) for u in units}) == [("baseline", 12), ("baseline", 48), ("model", 12),
+                                                           ("model", 48)]
+    assert len([u for u in units if u.kind == "model"]) == 4  # 2 windows x 2 seeds
+    assert all(dict(u.overrides)["align_window"] == 48 for u in units)
+    ids = [u.unit_id for u in units]
+    assert "tts_attn_none__dcrnn__h12__w48__cpu-small+a48__s1" in ids
+    assert "tts_attn_none__dcrnn__h12__cpu-small+a48__s0" in ids  # T = 12 on the aligned targets: its own id
+    assert GridSpec.from_dict(spec.to_dict()).units() == units
+
+
+def test_one_window_keeps_the_protocol_and_a_short_alignment_is_refused():
+    (unit,) = GridSpec(models=["tts_attn_none"], window=24).units()
+    assert "align_window" not in dict(unit.overrides) and unit.unit_id == "tts_attn_none__dcrnn__h12__w24__cpu-small__s0"
+    with pytest.raises(GridError, match="align_window must be an integer >= every window"):
+        GridSpec(models=["tts_attn_none"], window=[12, 96], overrides={"align_window": 48}).units()
