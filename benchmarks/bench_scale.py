@@ -22,6 +22,10 @@ Usage::
     python benchmarks/bench_scale.py --out scale/                      # scale.csv, scale.json, scale.png
     python benchmarks/bench_scale.py --models tas_attn_none 'tas_attn_none[adaptive=lowrank]'   # with overrides
 
+With ``--out``, the tables are rewritten after every configuration, and a second run into the same folder on
+the same machine keeps the configurations already measured there (``--fresh`` measures everything again):
+an interrupted run loses one configuration at most, and new models or windows add to the tables.
+
 The default models are one per architecture (the zoo's variants (a)-(e) of an arrangement share its cost):
 ``tas_attn_none``, ``tts_attn_none``, ``tas_template_none``, ``tts_template_none``, ``paper_tas`` and tsl's
 STID, Graph WaveNet, AGCRN and DCRNN; ``--all-entries`` adds every other native entry.
@@ -190,21 +194,22 @@ def extrapolate(rows: List[Dict], key: str, n: int) -> Optional[float]:
 
 
 def fit_table(rows: List[Dict], lo: int, hi: int) -> List[Dict]:
-    """Growth exponents of step time and memory in ``N`` (per model and window, nodes in ``[lo, hi]``) and in
-    ``T`` (per model and node count)."""
+    """Growth exponents of step time and memory in ``N`` (per model, window and batch, nodes in ``[lo, hi]``)
+    and in ``T`` (per model, node count and batch)."""
     out = []
     ok = [r for r in rows if r["status"] == "ok"]
-    for (model, window) in sorted({(r["model"], r["window"]) for r in ok}):
-        sel = sorted((r for r in ok if (r["model"], r["window"]) == (model, window) and lo <= r["nodes"] <= hi),
-                     key=lambda r: r["nodes"])
-        out.append({"model": model, "axis": "N", "at": f"T={window}", "points": len(sel),
+    for (model, window, batch) in sorted({(r["model"], r["window"], r["batch"]) for r in ok}):
+        sel = sorted((r for r in ok if (r["model"], r["window"], r["batch"]) == (model, window, batch)
+                      and lo <= r["nodes"] <= hi), key=lambda r: r["nodes"])
+        out.append({"model": model, "axis": "N", "at": f"T={window}, B={batch}", "points": len(sel),
                     "range": f"{sel[0]['nodes']}-{sel[-1]['nodes']}" if sel else "-",
                     "time_exponent": exponent([r["nodes"] for r in sel], [r["train_step_s"] for r in sel]),
                     "memory_exponent": exponent([r["nodes"] for r in sel], [r["model_delta_mb"] for r in sel])})
-    for (model, n) in sorted({(r["model"], r["nodes"]) for r in ok}):
-        sel = sorted((r for r in ok if (r["model"], r["nodes"]) == (model, n)), key=lambda r: r["window"])
+    for (model, n, batch) in sorted({(r["model"], r["nodes"], r["batch"]) for r in ok}):
+        sel = sorted((r for r in ok if (r["model"], r["nodes"], r["batch"]) == (model, n, batch)),
+                     key=lambda r: r["window"])
         if len(sel) > 1:
-            out.append({"model": model, "axis": "T", "at": f"N={n}", "points": len(sel),
+            out.append({"model": model, "axis": "T", "at": f"N={n}, B={batch}", "points": len(sel),
                         "range": f"{sel[0]['window']}-{sel[-1]['window']}",
                         "time_exponent": exponent([r["window"] for r in sel], [r["train_step_s"] for r in sel]),
                         "memory_exponent": exponent([r["window"] for r in sel], [r["model_delta_mb"] for r in sel])})
@@ -212,7 +217,7 @@ def fit_table(rows: List[Dict], lo: int, hi: int) -> List[Dict]:
 
 
 def plot(rows: List[Dict], path: Path) -> Optional[Path]:
-    """Step time and memory against N (log-log), one line per model and window."""
+    """Step time and memory against N (log-log), one line per model, window and batch."""
     try:
         import matplotlib
 
@@ -222,10 +227,13 @@ def plot(rows: List[Dict], path: Path) -> Optional[Path]:
         return None
     ok = [r for r in rows if r["status"] == "ok"]
     fig, axes = plt.subplots(1, 2, figsize=(12, 4.5))
-    for (model, window) in sorted({(r["model"], r["window"]) for r in ok}):
-        sel = sorted((r for r in ok if (r["model"], r["window"]) == (model, window)), key=lambda r: r["nodes"])
+    for (model, window, batch) in sorted({(r["model"], r["window"], r["batch"]) for r in ok}):
+        sel = sorted((r for r in ok if (r["model"], r["window"], r["batch"]) == (model, window, batch)),
+                     key=lambda r: r["nodes"])
+        if len(sel) < 2:  # a single point (a spot check at another batch) is in the tables only
+            continue
         for ax, key in zip(axes, ("train_step_s", "model_delta_mb")):
-            ax.plot([r["nodes"] for r in sel], [r[key] for r in sel], marker="o", label=f"{model} T={window}")
+            ax.plot([r["nodes"] for r in sel], [r[key] for r in sel], marker="o", label=f"{model} T={window} B={batch}")
     for ax, title in zip(axes, ("training step (s)", "memory the model adds (MB)")):
         ax.set(xscale="log", yscale="log", xlabel="nodes N", title=title)
         ax.grid(True, which="both", alpha=0.3)
@@ -239,6 +247,40 @@ def plot(rows: List[Dict], path: Path) -> Optional[Path]:
 
 def _fmt(v, digits=3) -> str:
     return "-" if v is None else f"{v:.{digits}g}" if isinstance(v, float) else str(v)
+
+
+CSV_KEYS = ["model", "nodes", "window", "batch", "edges", "parameters", "train_step_s", "infer_batch_s",
+            "peak_rss_mb", "model_delta_mb", "cuda_max_allocated_mb", "status"]
+
+
+def _key(row: Dict) -> tuple:
+    return row["model"], int(row["nodes"]), int(row["window"]), int(row["batch"])
+
+
+def load_rows(out: Path, machine: Dict) -> Dict[tuple, Dict]:
+    """The rows of ``out/scale.json`` by (model, nodes, window, batch); empty if there is none. Raises
+    ``SystemExit`` if they were measured on another machine (their figures would not compare)."""
+    path = out / "scale.json"
+    if not path.is_file():
+        return {}
+    saved = json.loads(path.read_text())
+    if saved.get("machine") != machine:
+        raise SystemExit(f"{path} was measured on {saved.get('machine')}, not on {machine}: "
+                         f"give another --out, or --fresh to measure everything again")
+    return {_key(r): r for r in saved.get("rows", [])}
+
+
+def write_tables(out: Path, rows: List[Dict], machine: Dict, args, fits: Optional[List[Dict]] = None) -> None:
+    """``scale.csv`` and ``scale.json`` (rows, exponents, machine, argv) in ``out``."""
+    out.mkdir(parents=True, exist_ok=True)
+    rows = sorted(rows, key=lambda r: (r["model"], int(r["window"]), int(r["nodes"])))
+    fits = fit_table(rows, args.fit_from, args.fit_to) if fits is None else fits
+    with open(out / "scale.csv", "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=CSV_KEYS, extrasaction="ignore")
+        w.writeheader()
+        w.writerows(rows)
+    (out / "scale.json").write_text(json.dumps({"machine": machine, "rows": rows, "exponents": fits,
+                                                "argv": sys.argv[1:]}, indent=1))
 
 
 def main(argv: Optional[List[str]] = None) -> int:
@@ -258,6 +300,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     p.add_argument("--fit-to", type=int, default=8600)
     p.add_argument("--data-root", help="for METR-LA's degree distribution (default: $STGNN_DIAG_DATA)")
     p.add_argument("--out", type=Path, help="folder for scale.csv, scale.json (rows, exponents, machine), scale.png")
+    p.add_argument("--fresh", action="store_true", help="measure again what --out already holds")
     args = p.parse_args(argv)
 
     import torch
@@ -274,6 +317,7 @@ def main(argv: Optional[List[str]] = None) -> int:
                else None}
     print(f"batch {args.batch}, horizon 12, synthetic graphs with METR-LA's out-degrees (mean "
           f"{sum(degrees) / len(degrees):.1f}); {machine}", flush=True)
+    kept = load_rows(args.out, machine) if args.out and not args.fresh else {}
     rows: List[Dict] = []
     ctx = mp.get_context("spawn")
     try:
@@ -287,6 +331,10 @@ def main(argv: Optional[List[str]] = None) -> int:
         mem = extrapolate(done, "peak_rss_mb", n)
         step = extrapolate(done, "train_step_s", n)
         base = {"model": model, "nodes": n, "window": window, "batch": args.batch}
+        if _key(base) in kept and kept[_key(base)]["status"] == "ok":
+            rows.append(kept.pop(_key(base)))
+            continue
+        kept.pop(_key(base), None)
         if any(r["status"] != "ok" for r in done):
             rows.append({**base, "status": "skipped: a smaller N did not fit"})
             continue
@@ -303,6 +351,9 @@ def main(argv: Optional[List[str]] = None) -> int:
                 rows.append({**base, "status": f"timeout after {args.timeout_s:g} s"})
             except Exception as e:  # noqa: BLE001  a failure (out of memory, an unsupported window) is a row
                 rows.append({**base, "status": f"failed: {type(e).__name__}: {str(e).splitlines()[0][:160]}"})
+        if args.out:
+            write_tables(args.out, rows + list(kept.values()), machine, args)
+    rows += list(kept.values())  # what the folder held beyond this plan stays in its tables
     fits = fit_table(rows, args.fit_from, args.fit_to)
     print("\n| model | N | T | train step s | inference s | peak RSS MB | model MB | status |")
     print("|---|---|---|---|---|---|---|---|")
@@ -316,15 +367,7 @@ def main(argv: Optional[List[str]] = None) -> int:
         print(f"| {f['model']} | {f['axis']} | {f['at']} | {f['range']} | {f['points']} | "
               f"{_fmt(f['time_exponent'])} | {_fmt(f['memory_exponent'])} |")
     if args.out:
-        args.out.mkdir(parents=True, exist_ok=True)
-        keys = ["model", "nodes", "window", "batch", "edges", "parameters", "train_step_s", "infer_batch_s",
-                "peak_rss_mb", "model_delta_mb", "cuda_max_allocated_mb", "status"]
-        with open(args.out / "scale.csv", "w", newline="") as f:
-            w = csv.DictWriter(f, fieldnames=keys, extrasaction="ignore")
-            w.writeheader()
-            w.writerows(rows)
-        (args.out / "scale.json").write_text(json.dumps({"machine": machine, "rows": rows, "exponents": fits,
-                                                         "argv": sys.argv[1:]}, indent=1))
+        write_tables(args.out, rows, machine, args, fits)
         png = plot(rows, args.out / "scale.png")
         print(f"\nwrote {args.out / 'scale.csv'}, {args.out / 'scale.json'}" + (f", {png}" if png else ""))
     return 0 if any(r["status"] == "ok" for r in rows) else 1

@@ -28,13 +28,55 @@ def test_the_synthetic_graph_has_the_drawn_out_degrees():
 
 
 def test_the_exponent_of_a_power_law_is_recovered():
-    rows = [{"model": "m", "window": 12, "nodes": n, "status": "ok", "train_step_s": 1e-3 * n ** 1.5,
+    rows = [{"model": "m", "window": 12, "batch": 4, "nodes": n, "status": "ok", "train_step_s": 1e-3 * n ** 1.5,
              "model_delta_mb": 0.1 * n} for n in (716, 2352, 8600)]
-    [fit] = [f for f in bench_scale.fit_table(rows, 716, 8600) if f["axis"] == "N"]
-    assert fit["time_exponent"] == pytest.approx(1.5, abs=1e-6)
+    # a spot check at another batch is not a point of the batch-4 fit
+    rows.append({"model": "m", "window": 12, "batch": 1, "nodes": 2352, "status": "ok", "train_step_s": 50.0,
+                 "model_delta_mb": 1.0})
+    [fit] = [f for f in bench_scale.fit_table(rows, 716, 8600) if f["axis"] == "N" and f["points"] > 1]
+    assert fit["time_exponent"] == pytest.approx(1.5, abs=1e-6) and fit["at"] == "T=12, B=4"
     assert fit["memory_exponent"] == pytest.approx(1.0, abs=1e-6)
 
 
 def test_a_spec_builds_the_overridden_model():
     row = bench_scale.measure("tas_attn_none[adaptive=lowrank]", 30, 12, 2, 1, "cpu", 1, [3, 4])
     assert row["status"] == "ok" and row["train_step_s"] > 0
+
+
+def test_a_second_run_keeps_what_the_folder_holds_and_refuses_another_machine(tmp_path, monkeypatch):
+    calls = []
+
+    def fake(name, n, window, batch, *rest):
+        calls.append((name, n))
+        return {"model": name, "nodes": n, "window": window, "batch": batch, "train_step_s": 1e-3 * n,
+                "infer_batch_s": 1e-4 * n, "peak_rss_mb": 100.0 + n, "model_delta_mb": float(n), "status": "ok"}
+
+    class Inline:  # runs the measurement in this process (the real one spawns a fresh process per configuration)
+        def __init__(self, *a, **k):
+            pass
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *a):
+            return False
+
+        def submit(self, fn, *a):
+            from concurrent.futures import Future
+
+            f = Future()
+            f.set_result(fn(*a))
+            return f
+
+    monkeypatch.setattr(bench_scale, "measure", fake)
+    monkeypatch.setattr(bench_scale.cf, "ProcessPoolExecutor", Inline)
+    base = ["--nodes", "100", "200", "--windows", "12", "--out", str(tmp_path), "--data-root", str(tmp_path)]
+    assert bench_scale.main(["--models", "a"] + base) == 0
+    assert bench_scale.main(["--models", "a", "b"] + base) == 0
+    assert calls == [("a", 100), ("a", 200), ("b", 100), ("b", 200)]  # "a" was not measured again
+    lines = (tmp_path / "scale.csv").read_text().splitlines()
+    assert len(lines) == 5 and lines[1].startswith("a,100,12,4")
+    assert bench_scale.main(["--models", "a", "--fresh"] + base) == 0 and calls[-1] == ("a", 200)
+    monkeypatch.setattr(bench_scale.platform, "machine", lambda: "another")
+    with pytest.raises(SystemExit, match="measured on"):
+        bench_scale.main(["--models", "a"] + base)
