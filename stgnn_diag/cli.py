@@ -38,7 +38,7 @@ def _models(args) -> int:
 def _train(args) -> int:
     from .baselines import BASELINES
     from .bench.grid import parse_key_values
-    from .datasets import DEFAULT_DATASET, check_dataset_name
+    from .datasets.registry import DEFAULT_DATASET, check_dataset_name, dataset_slug
     from .training import TrainConfig, evaluate, train
     from .training.budgets import budget_overrides
 
@@ -46,8 +46,9 @@ def _train(args) -> int:
     if args.hidden_size is not None:
         overrides["hidden_size"] = args.hidden_size
     dataset = check_dataset_name(args.dataset or DEFAULT_DATASET)
-    where = "" if dataset == DEFAULT_DATASET else f"{dataset}-"
-    out = args.out or f"runs/{args.model}-{where}{args.protocol}-h{args.horizon}-{args.budget}-s{args.seed}"
+    where = "" if dataset == DEFAULT_DATASET else f"{dataset_slug(dataset)}-"
+    w = "" if args.window == 12 else f"-w{args.window}"
+    out = args.out or f"runs/{args.model}-{where}{args.protocol}-h{args.horizon}{w}-{args.budget}-s{args.seed}"
     cfg = TrainConfig(model=args.model, out=out, dataset=dataset, protocol=args.protocol, horizon=args.horizon, window=args.window,
                       align_window=args.align_window,
                       budget=args.budget, seed=args.seed, covariates=args.covariates, data_root=args.data_root,

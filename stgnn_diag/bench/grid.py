@@ -41,7 +41,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
-from ..datasets.registry import DEFAULT_DATASET, recorded_dataset
+from ..datasets.registry import DEFAULT_DATASET, dataset_slug, recorded_dataset
 from ..training.budgets import OVERRIDABLE
 
 __all__ = ["BUDGET_OVERRIDE_KEYS", "GridError", "GridSpec", "Unit", "budget_label", "expand_models",
@@ -142,7 +142,7 @@ class Unit:
         only in them never share a folder."""
         parts = [model_slug(self.model)]
         if self.dataset != DEFAULT_DATASET:
-            parts.append(self.dataset)
+            parts.append(dataset_slug(self.dataset))
         parts += [self.protocol, f"h{self.horizon}"]
         if self.window != 12:
             parts.append(f"w{self.window}")

@@ -4,6 +4,7 @@ Public API::
 
     get_dataset(name="metr_la", root=None, **kwargs) ; list_datasets() ; register_dataset(cls)
     MetrLA(root=None, *, download=True, base_url=None, speed_format="auto", progress=True) ; PemsBay(...)
+    LagHopTask(root=None, *, hop=2, lag=3, graph="ring", ...)   a synthetic task whose true Jacobian is known
     SensorDataset, Layout            the base of a data set and its file layout
     resolve_data_root(root=None, *, dataset="metr_la", download=True, base_url=None, progress=True) -> Path
     make_splits(dataset, protocol="dcrnn", window=12, horizon=12, *, stride=1, max_windows=None) -> Splits
@@ -30,6 +31,7 @@ _WHERE = {
     "gaussian_kernel_adjacency": "graph",
     "Layout": "layout",
     "MetrLA": "metr_la",
+    "LagHopTask": "synthetic",
     "PemsBay": "pems_bay",
     "PROTOCOLS": "protocols",
     "Splits": "protocols",
@@ -38,6 +40,8 @@ _WHERE = {
     "check_dataset_name": "registry",
     "dataset_class": "registry",
     "dataset_dir": "registry",
+    "dataset_slug": "registry",
+    "split_name": "registry",
     "get_dataset": "registry",
     "list_datasets": "registry",
     "recorded_dataset": "registry",

@@ -7,13 +7,18 @@ A data set is a :class:`~stgnn_diag.datasets.base.SensorDataset` subclass decora
     class MyCity(SensorDataset):
         key, name, layout = "my_city", "My City", Layout(folder="my_city", ...)
 
-The built-in entries (``metr_la``, ``pems_bay``) register when :mod:`stgnn_diag.datasets` is imported.
+The built-in entries (``metr_la``, ``pems_bay``, and the synthetic ``lag_hop`` task) register when
+:mod:`stgnn_diag.datasets` is imported.
+
+A name may carry the data set's arguments in brackets, so that every command and result file can name a
+configured data set: ``"lag_hop[hop=3,lag=5,graph=grid]"`` is ``get_dataset("lag_hop", hop=3, lag=5,
+graph="grid")`` (values are read as int, float, true / false, else text).
 """
 from __future__ import annotations
 
 import difflib
 from pathlib import Path
-from typing import Any, Dict, List, Mapping, Optional, Type
+from typing import Any, Dict, List, Mapping, Optional, Tuple, Type
 
 #: The data set every command uses when none is named.
 DEFAULT_DATASET = "metr_la"
@@ -26,6 +31,40 @@ def recorded_dataset(record: Mapping[str, Any]) -> str:
     configuration, a bench result's settings. Records written before data sets were an axis name none; they
     are runs on :data:`DEFAULT_DATASET` (METR-LA)."""
     return record.get("dataset") or DEFAULT_DATASET
+
+
+def split_name(name: str) -> Tuple[str, Dict[str, Any]]:
+    """``"lag_hop[hop=3,graph=grid]"`` -> ``("lag_hop", {"hop": 3, "graph": "grid"})``; a plain name has ``{}``."""
+    name = str(name)
+    if "[" not in name:
+        return name, {}
+    if not name.endswith("]"):
+        raise ValueError(f"data set {name!r}: arguments go in brackets, e.g. lag_hop[hop=3,lag=5]")
+    key, inner = name[:-1].split("[", 1)
+    args: Dict[str, Any] = {}
+    for item in filter(None, (p.strip() for p in inner.split(","))):
+        k, sep, v = item.partition("=")
+        if not sep or not k.strip().isidentifier():
+            raise ValueError(f"data set {name!r}: {item!r} is not key=value")
+        args[k.strip()] = _value(v.strip())
+    return key, args
+
+
+def dataset_slug(name: str) -> str:
+    """A data set name as a folder name: ``"lag_hop[hop=3,lag=5]"`` -> ``"lag_hop-hop3-lag5"``."""
+    key, args = split_name(name)
+    return "-".join([key] + [f"{k}{v}" for k, v in args.items()])
+
+
+def _value(text: str) -> Any:
+    if text.lower() in ("true", "false"):
+        return text.lower() == "true"
+    for cast in (int, float):
+        try:
+            return cast(text)
+        except ValueError:
+            pass
+    return text
 
 
 def register_dataset(cls: Type) -> Type:
@@ -48,6 +87,7 @@ def list_datasets() -> List[str]:
 def dataset_class(name: str) -> type:
     """The class registered as ``name``; a ``ValueError`` with the close names for an unknown one."""
     _load_builtin()
+    name = split_name(name)[0]
     if name not in _REGISTRY:
         close = difflib.get_close_matches(str(name), _REGISTRY, n=3)
         hint = f" Did you mean {', '.join(close)}?" if close else ""
@@ -58,11 +98,15 @@ def dataset_class(name: str) -> type:
 def display_name(name: str) -> str:
     """The display name of data set ``name`` (``"METR-LA"``); ``name`` itself if it is not registered."""
     _load_builtin()
-    return _REGISTRY[name].name if name in _REGISTRY else name
+    key, args = split_name(name)
+    if key not in _REGISTRY:
+        return name
+    return _REGISTRY[key].name + (f" ({', '.join(f'{k}={v}' for k, v in args.items())})" if args else "")
 
 
 def check_dataset_name(name: str) -> str:
-    """``name`` if it is registered, else the ``ValueError`` of :func:`dataset_class`."""
+    """``name`` if it is registered (its bracketed arguments included), else the ``ValueError`` of
+    :func:`dataset_class`."""
     dataset_class(name)
     return name
 
@@ -71,12 +115,13 @@ def get_dataset(name: str = DEFAULT_DATASET, root=None, **kwargs):
     """Load the data set registered as ``name``.
 
     Args:
-        name: ``"metr_la"``, ``"pems_bay"``, or any registered key (:func:`list_datasets`).
+        name: ``"metr_la"``, ``"pems_bay"``, ``"lag_hop"``, or any registered key (:func:`list_datasets`),
+            optionally with arguments in brackets (``"lag_hop[hop=3]"``; keyword arguments win over them).
         root: data root (folder containing the data set folder), or the data set folder itself;
             ``None``: ``$STGNN_DIAG_DATA``, then the default folder.
         **kwargs: passed to the class (``download``, ``base_url``, ``speed_format``, ``progress``).
     """
-    return dataset_class(name)(root, **kwargs)
+    return dataset_class(name)(root, **{**split_name(name)[1], **kwargs})
 
 
 def resolve_data_root(root=None, *, dataset: str = DEFAULT_DATASET, download: bool = True,
@@ -94,4 +139,4 @@ def dataset_dir(root, dataset: str = DEFAULT_DATASET) -> Path:
 
 
 def _load_builtin() -> None:
-    from . import metr_la, pems_bay  # noqa: F401  (they register themselves)
+    from . import metr_la, pems_bay, synthetic  # noqa: F401  (they register themselves)
