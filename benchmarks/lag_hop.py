@@ -1,0 +1,184 @@
+"""Forecasters on the lag-hop task, whose true Jacobian is known: accuracy against the noise floor, and whether
+their sensitivity sits on the true (hop, lag) cell.
+
+For every model, hop ``h``, lag ``l`` and seed: train the model on
+``lag_hop[hop=h,lag=l,graph=G,n_nodes=N,steps=S]`` (one-step forecasts, :class:`stgnn_diag.datasets.LagHopTask`)
+with :func:`stgnn_diag.training.train`, score its test MAE against the noise floor ``sigma sqrt(2 / pi)``, and
+run :func:`stgnn_diag.sensitivity.known_answer.lag_hop_recovery` on its last checkpoint (the share of nodes
+whose largest Jacobian entry is the true source at the true lag, the true cell's share of the sensitivity,
+the slope there against the true ``alpha``, the hop x lag profile's argmax, the model's reach in hops).
+
+Resumable: each unit trains in ``--runs/<unit>`` (an interrupted unit resumes from its checkpoint, a finished
+one is not trained again), and ``--out/results.csv`` is rewritten after every unit; ``--out/lag_hop.png``
+(MAE over the noise floor and hit rate, per model, on the (hop, lag) grid) at the end.
+
+Usage::
+
+    python benchmarks/lag_hop.py                                       # the defaults below
+    python benchmarks/lag_hop.py --models tts_attn_none --hops 1 2 --lags 1 5 --out lag-hop/
+"""
+from __future__ import annotations
+
+import argparse
+import csv
+import math
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Dict, List
+
+KEYS = ["model", "graph", "nodes", "hop", "lag", "window", "seed", "mae", "noise_floor", "mae_over_floor",
+        "last_value_mae", "hit_rate", "true_share", "gain", "alpha", "profile_hop", "profile_lag", "reach_hops",
+        "parameters", "global_steps", "train_time_s", "commit"]
+
+
+def dataset_name(args, hop: int, lag: int) -> str:
+    return f"lag_hop[hop={hop},lag={lag},graph={args.graph},n_nodes={args.nodes},steps={args.steps},seed={args.data_seed}]"
+
+
+def run_unit(args, model: str, hop: int, lag: int, seed: int) -> Dict:
+    """Train (or reuse) one unit and score it; the row of ``results.csv``."""
+    import json
+
+    import numpy as np
+
+    from stgnn_diag.datasets import get_dataset, make_splits
+    from stgnn_diag.sensitivity.known_answer import lag_hop_recovery
+    from stgnn_diag.training import TrainConfig, train
+    from stgnn_diag.training.evaluate import load_checkpoint
+
+    name = dataset_name(args, hop, lag)
+    out = args.runs / f"{model}__h{hop}-l{lag}__s{seed}"
+    metrics_path = out / "metrics.json"
+    if not metrics_path.is_file():
+        cfg = TrainConfig(model=model, out=str(out), dataset=name, horizon=1, window=args.window, budget=args.budget,
+                          seed=seed, max_epochs=args.max_epochs, batch_size=args.batch_size,
+                          model_overrides={"hidden_size": args.hidden_size}, progress=False,
+                          resume=(out / "checkpoints" / "last.ckpt").is_file(),
+                          overwrite=out.exists() and not (out / "checkpoints" / "last.ckpt").is_file())
+        train(cfg)
+    metrics = json.loads(metrics_path.read_text())
+    task = get_dataset(name)
+    splits = make_splits(task, window=args.window, horizon=1)
+    model_ = load_checkpoint(out / "checkpoints" / "last.ckpt").model
+    rec = lag_hop_recovery(model_, task, splits, windows=args.jacobian_windows)
+    x, y = splits.test.raw_inputs(), splits.test.targets()[:, 0]
+    scored = y != 0
+    mae = metrics["metrics"]["mae@1"]
+    return {"model": model, "graph": args.graph, "nodes": task.n_nodes, "hop": hop, "lag": lag, "window": args.window,
+            "seed": seed, "mae": mae, "noise_floor": task.noise_floor_mae, "mae_over_floor": mae / task.noise_floor_mae,
+            "last_value_mae": float(np.abs(x[:, -1] - y)[scored].mean()), "hit_rate": rec["hit_rate"],
+            "true_share": rec["true_share"], "gain": rec["gain"], "alpha": task.alpha,
+            "profile_hop": rec["profile_argmax"][0], "profile_lag": rec["profile_argmax"][1],
+            "reach_hops": rec["reach_hops"], "parameters": metrics["parameters"],
+            "global_steps": metrics["global_steps"], "train_time_s": metrics.get("train_time_s"),
+            "commit": metrics.get("environment", {}).get("git_commit") or _commit()}
+
+
+def _commit() -> str:
+    try:
+        return subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
+                              check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return ""
+
+
+def write_csv(path: Path, rows: List[Dict]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    rows = sorted(rows, key=lambda r: (r["model"], int(r["hop"]), int(r["lag"]), int(r["seed"])))
+    with open(path, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=KEYS, extrasaction="ignore")
+        w.writeheader()
+        w.writerows(rows)
+
+
+def read_csv(path: Path) -> Dict[tuple, Dict]:
+    if not path.is_file():
+        return {}
+    with open(path) as f:
+        return {(r["model"], int(r["hop"]), int(r["lag"]), int(r["seed"])): r for r in csv.DictReader(f)}
+
+
+def plot(rows: List[Dict], path: Path) -> None:
+    """Per model: MAE over the noise floor and the Jacobian hit rate on the (hop, lag) grid (seed means)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    models = sorted({r["model"] for r in rows})
+    hops = sorted({int(r["hop"]) for r in rows})
+    lags = sorted({int(r["lag"]) for r in rows})
+    fig, axes = plt.subplots(2, len(models), figsize=(3.2 * len(models), 6), squeeze=False)
+    for j, m in enumerate(models):
+        for i, (key, title, vmax) in enumerate((("mae_over_floor", "MAE / noise floor", 3.0),
+                                                ("hit_rate", "Jacobian argmax at the truth", 1.0))):
+            grid = np.full((len(hops), len(lags)), np.nan)
+            for a, h in enumerate(hops):
+                for b, lag in enumerate(lags):
+                    vals = [float(r[key]) for r in rows if r["model"] == m and int(r["hop"]) == h and int(r["lag"]) == lag]
+                    if vals:
+                        grid[a, b] = sum(vals) / len(vals)
+            ax = axes[i, j]
+            im = ax.imshow(grid, vmin=1.0 if i == 0 else 0.0, vmax=vmax, cmap="viridis_r" if i == 0 else "viridis",
+                           aspect="auto", origin="lower")
+            for a in range(len(hops)):
+                for b in range(len(lags)):
+                    if not math.isnan(grid[a, b]):
+                        ax.text(b, a, f"{grid[a, b]:.2f}", ha="center", va="center", fontsize=8, color="w")
+            ax.set(xticks=range(len(lags)), xticklabels=lags, yticks=range(len(hops)), yticklabels=hops,
+                   xlabel="lag", ylabel="hop", title=f"{m}\n{title}")
+            fig.colorbar(im, ax=ax, fraction=0.046)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--models", nargs="+", default=["tas_attn_none", "tts_attn_none", "tas_attn_mask", "tts_attn_mask"])
+    p.add_argument("--hops", nargs="+", type=int, default=[1, 2, 4, 6])
+    p.add_argument("--lags", nargs="+", type=int, default=[1, 5, 11])
+    p.add_argument("--seeds", nargs="+", type=int, default=[0])
+    p.add_argument("--graph", default="ring", choices=("ring", "grid", "metr_la"))
+    p.add_argument("--nodes", type=int, default=64, help="ring / grid nodes")
+    p.add_argument("--steps", type=int, default=4032, help="series length (4032 = two weeks of 5-minute steps)")
+    p.add_argument("--data-seed", type=int, default=0)
+    p.add_argument("--window", type=int, default=12)
+    p.add_argument("--budget", default="cpu-small")
+    p.add_argument("--max-epochs", type=int, default=4)
+    p.add_argument("--batch-size", type=int, default=32)
+    p.add_argument("--hidden-size", type=int, default=32)
+    p.add_argument("--jacobian-windows", type=int, default=4)
+    p.add_argument("--runs", type=Path, default=Path("runs/lag-hop"), help="unit folders (checkpoints)")
+    p.add_argument("--out", type=Path, default=Path("lag-hop"), help="results.csv and lag_hop.png go here")
+    args = p.parse_args(argv)
+    bad = [lag for lag in args.lags if lag >= args.window]
+    if bad:
+        p.error(f"lags {bad} are not inside a window of {args.window} steps (lags 0 .. {args.window - 1})")
+    from tqdm import tqdm
+
+    done = read_csv(args.out / "results.csv")
+    plan = [(m, h, lag, s) for s in args.seeds for h in args.hops for lag in args.lags for m in args.models]
+    bar = tqdm(plan, desc="lag-hop units", unit="unit")
+    for m, h, lag, s in bar:
+        bar.set_postfix_str(f"{m} hop {h} lag {lag} seed {s}")
+        if (m, h, lag, s) in done:
+            continue
+        t0 = time.time()
+        done[(m, h, lag, s)] = row = run_unit(args, m, h, lag, s)
+        write_csv(args.out / "results.csv", list(done.values()))
+        tqdm.write(f"{m} hop {h} lag {lag} seed {s}: MAE {row['mae']:.3f} ({row['mae_over_floor']:.2f} x floor), "
+                   f"hit rate {row['hit_rate']:.2f}, profile argmax {row['profile_hop']},{row['profile_lag']} "
+                   f"[{time.time() - t0:.0f} s]")
+    rows = list(done.values())
+    if rows:
+        plot(rows, args.out / "lag_hop.png")
+        print(f"wrote {args.out / 'results.csv'}, {args.out / 'lag_hop.png'}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
