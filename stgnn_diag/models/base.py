@@ -4,6 +4,7 @@ from __future__ import annotations
 from typing import Optional, Tuple, Union
 
 import torch
+import torch.utils.checkpoint
 from torch import Tensor, nn
 
 from ..nn import PositionalEncoding
@@ -43,6 +44,10 @@ class STAttentionBase(nn.Module):
         adaptive: add a learned adjacency to the diffusion convolution (needs n_nodes): ``True`` /
             ``"softmax"`` (Graph WaveNet's) or ``"lowrank"`` (:class:`~stgnn_diag.nn.LowRankAdjacency`).
         emb_size: node-embedding size of the adaptive adjacency.
+        checkpoint_blocks: in training, recompute each block's activations in the backward pass instead of
+            keeping them (``torch.utils.checkpoint``, non-reentrant, random state preserved so dropout masks
+            repeat): memory holds one block's activations at a time, for the price of one more forward pass.
+            The same outputs and gradients either way.
 
     Shapes:
         - x: ``[batch, window, nodes, input_size]``
@@ -58,7 +63,7 @@ class STAttentionBase(nn.Module):
                  diag_p: float = 0.0, diag_penalty: float = 0.0, learn_penalty: bool = False,
                  residual: bool = True, causal: bool = False, attn_dropout: float = 0.0,
                  graph_conv: str = "diffusion", k: int = 2, adaptive: Union[bool, str] = False, emb_size: int = 10,
-                 node_embedding: bool = False, tod_embedding: int = 0):
+                 node_embedding: bool = False, tod_embedding: int = 0, checkpoint_blocks: bool = False):
         super().__init__()
         check_sizes(dict(input_size=input_size, horizon=horizon, hidden_size=hidden_size, window=window), n_nodes,
                     exog_size)
@@ -85,12 +90,20 @@ class STAttentionBase(nn.Module):
                                  residual=residual, causal=causal, dropout=attn_dropout)
         self._graph_kwargs = dict(kind=graph_conv, k=k, n_nodes=n_nodes, adaptive=adaptive, emb_size=emb_size)
         self._heads, self._dropout_p, self._activation = heads, dropout, activation
+        self.checkpoint_blocks = bool(checkpoint_blocks)
 
     def _init_node_embedding(self) -> None:
         if self.node_emb is not None:
             nn.init.xavier_uniform_(self.node_emb)
 
     # --- helpers for subclasses -------------------------------------------------------------
+    def run_block(self, block, h: Tensor) -> Tensor:
+        """``block(h)``, under activation checkpointing when built with ``checkpoint_blocks=True`` and training
+        with gradients."""
+        if self.checkpoint_blocks and self.training and torch.is_grad_enabled():
+            return torch.utils.checkpoint.checkpoint(block, h, use_reentrant=False)
+        return block(h)
+
     def make_condition(self) -> Optional[nn.Module]:
         """A covariate map ``exog_size -> hidden`` for one sub-layer in ``"blocks"`` mode, else None."""
         if self.exog_size and self.exog_mode == "blocks":

@@ -37,6 +37,9 @@ class TASAttentionModel(STAttentionBase):
         """``[b, t, n, hidden]`` -> ``[b, t, n, hidden]`` through the interleaved blocks."""
         blocks = zip(self.temporal, self.spatial, self.temporal_cond, self.spatial_cond)
         for ta, gc, ct, cs in blocks:
-            h = ta(h, self.condition(ct, u))
-            h = gc(h, edge_index, edge_weight, self.condition(cs, u))
+            def block(h, ta=ta, gc=gc, ct=ct, cs=cs):
+                h = ta(h, self.condition(ct, u))
+                return gc(h, edge_index, edge_weight, self.condition(cs, u))
+
+            h = self.run_block(block, h)
         return h

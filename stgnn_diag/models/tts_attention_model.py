@@ -36,7 +36,7 @@ class TTSAttentionModel(STAttentionBase):
                 u: Optional[Tensor] = None) -> Tensor:
         """``[b, t, n, hidden]`` -> ``[b, t, n, hidden]``: all temporal, then all spatial."""
         for ta, ct in zip(self.temporal, self.temporal_cond):
-            h = ta(h, self.condition(ct, u))
+            h = self.run_block(lambda h, ta=ta, ct=ct: ta(h, self.condition(ct, u)), h)
         for gc, cs in zip(self.spatial, self.spatial_cond):
-            h = gc(h, edge_index, edge_weight, self.condition(cs, u))
+            h = self.run_block(lambda h, gc=gc, cs=cs: gc(h, edge_index, edge_weight, self.condition(cs, u)), h)
         return h

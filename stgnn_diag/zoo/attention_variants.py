@@ -52,6 +52,7 @@ TAS_ATTN = {**COMMON, "n_layers": 2, "adaptive": True, "patch_size": 2, "heads":
 #: factors instead of the dense softmax: linear in the nodes instead of quadratic (models/results/lowrank-cpu:
 #: the same accuracy on METR-LA within the seeds' spread; benchmarks/bench_scale.py: the step's cost).
 TAS_LARGE_GRAPH = {"adaptive": "lowrank"}
+TAS_LARGE_GRAPH_NOTE = "linear in the nodes where the dense learned adjacency is quadratic"
 #: TTS keeps the sensor graph alone and runs one temporal block, for the same reason.
 TTS_ATTN = {**COMMON, "temporal_layers": 1, "spatial_layers": 2}
 #: Defaults of the template entries (the over-squashing paper's design, at the paper's width 64).
@@ -76,7 +77,8 @@ TEN_EPOCH_TAGS = ("metr_la_cpu_e10", "metr_la_cpu_e10_mask", "metr_la_e10_mask_s
 # -- tas_attn_* --------------------------------------------------------------------------------------------
 
 TASAttnNoresid = entry_class(TASForecaster, "tas_attn_noresid", {**TAS_ATTN, **VARIANTS["noresid"]},
-                             large_graph=TAS_LARGE_GRAPH)
+                             large_graph=TAS_LARGE_GRAPH,
+                             large_graph_note=TAS_LARGE_GRAPH_NOTE)
 
 
 @register_model(model_class=TASAttnNoresid, tags=("paper-variant", "tas_attn"), pretrained_tags=CPU15)
@@ -91,7 +93,8 @@ def tas_attn_noresid(pretrained: Union[bool, str] = False, **kwargs) -> nn.Modul
 
 
 TASAttnNone = entry_class(TASForecaster, "tas_attn_none", {**TAS_ATTN, **VARIANTS["none"]},
-                          large_graph=TAS_LARGE_GRAPH)
+                          large_graph=TAS_LARGE_GRAPH,
+                          large_graph_note=TAS_LARGE_GRAPH_NOTE)
 
 
 @register_model(model_class=TASAttnNone, tags=("paper-variant", "tas_attn"), pretrained_tags=CPU15 + TEN_EPOCH_TAGS)
@@ -106,7 +109,8 @@ def tas_attn_none(pretrained: Union[bool, str] = False, **kwargs) -> nn.Module:
 
 
 TASAttnMask = entry_class(TASForecaster, "tas_attn_mask", {**TAS_ATTN, **VARIANTS["mask"]},
-                          large_graph=TAS_LARGE_GRAPH)
+                          large_graph=TAS_LARGE_GRAPH,
+                          large_graph_note=TAS_LARGE_GRAPH_NOTE)
 
 
 @register_model(model_class=TASAttnMask, tags=("paper-variant", "tas_attn"), pretrained_tags=CPU15)
@@ -121,7 +125,8 @@ def tas_attn_mask(pretrained: Union[bool, str] = False, **kwargs) -> nn.Module:
 
 
 TASAttnDropout = entry_class(TASForecaster, "tas_attn_dropout", {**TAS_ATTN, **VARIANTS["dropout"]},
-                             large_graph=TAS_LARGE_GRAPH)
+                             large_graph=TAS_LARGE_GRAPH,
+                             large_graph_note=TAS_LARGE_GRAPH_NOTE)
 
 
 @register_model(model_class=TASAttnDropout, tags=("paper-variant", "tas_attn"), pretrained_tags=CPU15)
@@ -136,7 +141,8 @@ def tas_attn_dropout(pretrained: Union[bool, str] = False, **kwargs) -> nn.Modul
 
 
 TASAttnPenalty = entry_class(TASForecaster, "tas_attn_penalty", {**TAS_ATTN, **VARIANTS["penalty"]},
-                             large_graph=TAS_LARGE_GRAPH)
+                             large_graph=TAS_LARGE_GRAPH,
+                             large_graph_note=TAS_LARGE_GRAPH_NOTE)
 
 
 @register_model(model_class=TASAttnPenalty, tags=("paper-variant", "tas_attn"), pretrained_tags=CPU15)
@@ -356,7 +362,14 @@ def tts_template_penalty(pretrained: Union[bool, str] = False, **kwargs) -> nn.M
 
 # -- paper_tas -------------------------------------------------------------------------------------------------
 
-PaperTAS = entry_class(TASAttentionModel, "paper_tas", PAPER_TAS)
+#: From ``entry.LARGE_GRAPH_NODES`` nodes on, ``paper_tas`` recomputes each of its 12 blocks' activations in the
+#: backward pass instead of keeping them all (``checkpoint_blocks``): its memory is linear in the nodes either
+#: way, but the kept activations of 12 blocks outgrow a 24 GB machine before 8,600 nodes.
+PAPER_TAS_LARGE_GRAPH = {"checkpoint_blocks": True}
+
+PaperTAS = entry_class(TASAttentionModel, "paper_tas", PAPER_TAS, large_graph=PAPER_TAS_LARGE_GRAPH,
+                       large_graph_note="one block's activations kept at a time in training, so that large graphs "
+                                        "fit in memory")
 
 
 @register_model(model_class=PaperTAS, tags=("paper",), pretrained_tags=CPU15)

@@ -124,7 +124,7 @@ def render_card(name: str) -> str:
         f"- tags: {', '.join(entry.tags) or '-'}\n"
         + (f"- from {LARGE_GRAPH_NODES:,} nodes on (`n_nodes`), unless given: "
            + ", ".join(f"`{k}={v!r}`" for k, v in entry.model_class.large_graph.items())
-           + " (linear in the nodes where the default is quadratic)\n"
+           + f" ({entry.model_class.large_graph_note})\n"
            if getattr(entry.model_class, "large_graph", None) else "")
         + f"- create: `stgnn_diag.create_model(\"{name}\", n_nodes={nodes}, exog_size=...)`\n\n"
         f"## Defaults (override any in `create_model`)\n\n| argument | default |\n|---|---|\n{rows}\n"

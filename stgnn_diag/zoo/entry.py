@@ -26,12 +26,12 @@ LARGE_GRAPH_NODES = 1000
 
 
 def entry_class(cls: Type[nn.Module], name: str, defaults: Dict[str, object],
-                large_graph: Optional[Dict[str, object]] = None) -> type:
+                large_graph: Optional[Dict[str, object]] = None, large_graph_note: str = "") -> type:
     """A subclass of ``cls`` named after entry ``name`` whose constructor starts from ``defaults``.
 
     ``large_graph``: the options that replace defaults from :data:`LARGE_GRAPH_NODES` nodes on (a part that is
     quadratic in the nodes swapped for a linear one), unless the caller passes them; the model's ``config``
-    records what was built, so a saved model rebuilds as it was.
+    records what was built, so a saved model rebuilds as it was. ``large_graph_note``: why, for the card.
 
     It has tsl's ``filter_model_args_`` (drops the keys the entry does not take), ``entry_name``,
     ``entry_defaults`` and ``large_graph``. Assign it to a module-level name equal to its ``__name__`` (the safe
@@ -58,7 +58,7 @@ def entry_class(cls: Type[nn.Module], name: str, defaults: Dict[str, object],
                                           f"with the entry's defaults (``entry_defaults``).",
         "__module__": "stgnn_diag.zoo.attention_variants", "filter_model_args_": classmethod(filter_model_args_),
         "entry_name": name, "entry_defaults": dict(defaults), "entry_accepts": frozenset(accepted),
-        "large_graph": dict(large_graph or {})})
+        "large_graph": dict(large_graph or {}), "large_graph_note": large_graph_note})
     return klass
 
 
