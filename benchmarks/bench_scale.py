@@ -23,7 +23,7 @@ Usage::
     python benchmarks/bench_scale.py --models tas_attn_none 'tas_attn_none[adaptive=lowrank]'   # with overrides
 
 With ``--out``, the tables are rewritten after every configuration, and a second run into the same folder on
-the same machine keeps the configurations already measured there (``--fresh`` measures everything again):
+the same machine keeps the configurations already measured there (``--fresh`` measures this run's again):
 an interrupted run loses one configuration at most, and new models or windows add to the tables.
 
 The default models are one per architecture (the zoo's variants (a)-(e) of an arrangement share its cost):
@@ -300,7 +300,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     p.add_argument("--fit-to", type=int, default=8600)
     p.add_argument("--data-root", help="for METR-LA's degree distribution (default: $STGNN_DIAG_DATA)")
     p.add_argument("--out", type=Path, help="folder for scale.csv, scale.json (rows, exponents, machine), scale.png")
-    p.add_argument("--fresh", action="store_true", help="measure again what --out already holds")
+    p.add_argument("--fresh", action="store_true", help="measure this run's configurations again, even those --out "
+                   "already holds (its other rows stay)")
     args = p.parse_args(argv)
 
     import torch
@@ -317,7 +318,7 @@ def main(argv: Optional[List[str]] = None) -> int:
                else None}
     print(f"batch {args.batch}, horizon 12, synthetic graphs with METR-LA's out-degrees (mean "
           f"{sum(degrees) / len(degrees):.1f}); {machine}", flush=True)
-    kept = load_rows(args.out, machine) if args.out and not args.fresh else {}
+    kept = load_rows(args.out, machine) if args.out else {}
     rows: List[Dict] = []
     ctx = mp.get_context("spawn")
     try:
@@ -331,7 +332,7 @@ def main(argv: Optional[List[str]] = None) -> int:
         mem = extrapolate(done, "peak_rss_mb", n)
         step = extrapolate(done, "train_step_s", n)
         base = {"model": model, "nodes": n, "window": window, "batch": args.batch}
-        if _key(base) in kept and kept[_key(base)]["status"] == "ok":
+        if not args.fresh and _key(base) in kept and kept[_key(base)]["status"] == "ok":
             rows.append(kept.pop(_key(base)))
             continue
         kept.pop(_key(base), None)

@@ -77,6 +77,7 @@ def test_a_second_run_keeps_what_the_folder_holds_and_refuses_another_machine(tm
     lines = (tmp_path / "scale.csv").read_text().splitlines()
     assert len(lines) == 5 and lines[1].startswith("a,100,12,4")
     assert bench_scale.main(["--models", "a", "--fresh"] + base) == 0 and calls[-1] == ("a", 200)
+    assert len((tmp_path / "scale.csv").read_text().splitlines()) == 5  # "b" stays
     monkeypatch.setattr(bench_scale.platform, "machine", lambda: "another")
     with pytest.raises(SystemExit, match="measured on"):
         bench_scale.main(["--models", "a"] + base)
