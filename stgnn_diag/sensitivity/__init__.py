@@ -16,7 +16,7 @@ Public API::
     analyze_window(model, x, edge_index, ...) -> WindowAnalysis ; write_report(...)
     build_model(name, checkpoint=None, **overrides) ; dataset_window(index, split="test", dataset="metr_la")
 
-Command line: ``stgnn-diag sensitivity --model NAME [--checkpoint PATH] [--window INDEX] [--out DIR]``.
+Command line: ``stgnn-diag sensitivity --model NAME [--checkpoint PATH] [--index INDEX] [--window T] [--out DIR]``.
 Findings report: ``python -m stgnn_diag.sensitivity.report --out docs/sensitivity``.
 
 Conventions: ``edge_index[0]`` is the source, ``edge_index[1]`` the target; ``hops[u, v]`` counts edges

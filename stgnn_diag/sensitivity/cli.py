@@ -24,7 +24,10 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                                         "model_kwargs), e.g. a Lightning checkpoint ('model.' prefixes stripped)")
     p.add_argument("--pretrained", nargs="?", const=True, metavar="TAG",
                    help="use the shipped weights of --model (its default tag, or TAG)")
-    p.add_argument("--window", type=int, default=0, help="window index in the split (negative: from the end)")
+    p.add_argument("--index", type=int, default=0, help="window index in the split (negative: from the end)")
+    p.add_argument("--window", type=int, help="input steps (default: the checkpoint's, else 12)")
+    p.add_argument("--align-window", type=int, metavar="T", help="cut the split as for inputs of T steps, so that "
+                   "windows of every length up to T end at the same steps")
     p.add_argument("--split", default="test", choices=("train", "val", "test"))
     p.add_argument("--protocol", default="dcrnn", choices=("dcrnn", "paper"))
     p.add_argument("--out", help="output folder (default runs/sensitivity/<model>-<split><window>)")
@@ -75,7 +78,7 @@ def run(args: argparse.Namespace) -> int:
     from ..zoo.pretrained import PretrainedError
     from .checkpoint import CheckpointFormatError, build_model
     from ..datasets import DEFAULT_DATASET
-    from .data import dataset_window, exog_for
+    from .data import dataset_window, exog_for, load_dataset
     from ..models.inputs import mask_kwargs
 
     if not args.model and not args.checkpoint:
@@ -83,36 +86,48 @@ def run(args: argparse.Namespace) -> int:
         return 2
     if not args.budget_mb > 0:  # before the data and the model are loaded
         raise ValueError(f"--budget-mb must be a positive number of megabytes, got {args.budget_mb}.")
-    try:
-        window = dataset_window(args.window, args.split, root=args.data_root, protocol=args.protocol,
-                                dataset=args.dataset or DEFAULT_DATASET)
-    except IndexError as e:
-        print(f"stgnn-diag sensitivity: error: {e}", file=sys.stderr)
-        return 2
-    overrides = {"n_nodes": window.n_nodes}
+    dataset = args.dataset or DEFAULT_DATASET
+    data = load_dataset(dataset, args.data_root)
+    overrides = {"n_nodes": data.n_nodes}
     if args.hidden_size is not None:
         overrides["hidden_size"] = args.hidden_size
+    if args.window is not None and not args.checkpoint and not args.pretrained:
+        overrides["window"] = args.window
     import torch
 
     torch.manual_seed(args.seed)
     try:
         if args.pretrained:
-            model, minfo = pretrained_model(args.model, args.pretrained, args.checkpoint, window.n_nodes,
-                                            dataset=window.dataset, data_root=args.data_root)
+            model, minfo = pretrained_model(args.model, args.pretrained, args.checkpoint, data.n_nodes,
+                                            dataset=dataset, data_root=args.data_root)
         else:
             model, minfo = build_model(args.model, args.checkpoint, **overrides)
     except (CheckpointFormatError, PretrainedError) as e:
         print(f"stgnn-diag sensitivity: error: {e}", file=sys.stderr)
         return 2
+    steps = int(getattr(model, "window", None) or 12)
+    if args.window is not None and args.window != steps:
+        print(f"stgnn-diag sensitivity: error: the model reads {steps} input steps, not --window {args.window}",
+              file=sys.stderr)
+        return 2
+    try:
+        window = dataset_window(args.index, args.split, protocol=args.protocol, dataset=data, window=steps,
+                                align_window=args.align_window)
+    except (IndexError, ValueError) as e:
+        print(f"stgnn-diag sensitivity: error: {e}", file=sys.stderr)
+        return 2
+    window.dataset = dataset
     name = minfo["model"]
     out = Path(args.out or f"runs/sensitivity/{name}-{args.split}{window.index}")
     u = exog_for(model, window.u)
     res = analyze_window(model, window.x, window.edge_index, window.edge_weight, u, **mask_kwargs(model, window.x_mask),
                          norm=args.norm, directed=args.directed, hidden=not args.no_hidden, budget_mb=args.budget_mb,
                          progress=not args.no_progress)
-    meta = {**minfo, "dataset": window.dataset, "window": window.index, "split": window.split, "protocol": window.protocol,
+    meta = {**minfo, "dataset": window.dataset, "window": window.index, "input_steps": steps,
+            "align_window": args.align_window, "split": window.split, "protocol": window.protocol,
             "norm": args.norm, "directed_hops": args.directed, "seed": None if minfo["trained"] else args.seed}
-    label = f"{name} ({'trained' if minfo['trained'] else 'untrained'}), {window.split} window {window.index}"
+    label = (f"{name} ({'trained' if minfo['trained'] else 'untrained'}), {window.split} window {window.index} "
+             f"({steps} input steps)")
     files = write_report(res, out, meta, plots=not args.no_plots, save_jacobian=args.save_jacobian, title=label)
     print(format_summary(res, label))
     print(f"wrote {len(files)} files to {out}: " + ", ".join(f.name for f in files))

@@ -47,9 +47,14 @@ def check_window_index(index: int, n_windows: int, split: str = "test") -> int:
     return index % n_windows
 
 
+def load_dataset(name: str = DEFAULT_DATASET, root=None):
+    """The data set ``name`` from ``root`` (no download, no progress bar): what the sensitivity tools read."""
+    return get_dataset(name, root, download=False, progress=False)
+
+
 def dataset_window(index: int = 0, split: str = "test", root=None, protocol: str = "dcrnn",
-                   dataset=DEFAULT_DATASET) -> Window:
-    """Window ``index`` of a data set split (12 steps in, 12 out).
+                   dataset=DEFAULT_DATASET, window: int = 12, align_window: Optional[int] = None) -> Window:
+    """Window ``index`` of a data set split (``window`` steps in, 12 out).
 
     Args:
         index: window position in the split (negative counts from the end).
@@ -58,12 +63,14 @@ def dataset_window(index: int = 0, split: str = "test", root=None, protocol: str
         protocol: ``"dcrnn"`` (canonical) or ``"paper"``.
         dataset: a registered data set name, or an already loaded
             :class:`~stgnn_diag.datasets.SensorDataset` (skips loading).
+        window: input steps; align_window: cut the split as for inputs of this length
+            (:func:`~stgnn_diag.datasets.make_splits`), so windows of any length end at the same steps.
 
     Raises:
         IndexError: ``index`` is outside the split.
     """
     ds = dataset if hasattr(dataset, "speed") else get_dataset(dataset, root, download=False, progress=False)
-    splits = make_splits(ds, protocol)
+    splits = make_splits(ds, protocol, window=window, align_window=align_window)
     part = splits[split]
     i = check_window_index(index, len(part), split)
     w = part[i]

@@ -45,7 +45,7 @@ def main(argv=None) -> int:
     p.add_argument("--hidden-size", type=int, default=32)
     p.add_argument("--arrangements", nargs="+", default=["tas_attn", "tts_attn"])
     p.add_argument("--variants", nargs="+", default=list(VARIANTS))
-    p.add_argument("--window", type=int, default=0, help="test window of the Jacobians")
+    p.add_argument("--index", type=int, default=0, help="test window (its index in the split) of the Jacobians")
     p.add_argument("--attention-windows", type=int, default=32, help="test windows the attention is averaged over")
     p.add_argument("--lengths", type=int, nargs="+", default=[6, 12, 24, 48, 96, 192])
     p.add_argument("--sweep-rows", type=int, default=16)

@@ -27,7 +27,7 @@ def loaded(monkeypatch, metr_la):
 
 @pytest.mark.realdata
 def test_cli_on_an_untrained_model(loaded, tmp_path, capsys):
-    args = parse(["--model", "tts_template_mask", "--hidden-size", "8", "--window", "-1", "--out", str(tmp_path),
+    args = parse(["--model", "tts_template_mask", "--hidden-size", "8", "--index", "-1", "--out", str(tmp_path),
                   "--no-progress"])
     assert args.func(args) == 0
     out = capsys.readouterr().out
@@ -47,7 +47,7 @@ def test_cli_on_an_untrained_model(loaded, tmp_path, capsys):
 
 @pytest.mark.realdata
 def test_cli_window_out_of_range(loaded, tmp_path, capsys):
-    args = parse(["--model", "tas_template_none", "--window", "6850", "--out", str(tmp_path)])
+    args = parse(["--model", "tas_template_none", "--index", "6850", "--out", str(tmp_path)])
     assert args.func(args) == 2
     err = capsys.readouterr().err
     assert "window 6850 is out of range" in err and "6850 windows" in err
@@ -135,3 +135,19 @@ def test_pretrained_weights_refuse_a_window_of_another_data_set():
     assert info["trained"] is True
     with pytest.raises(PretrainedError, match="trained on metr_la; the window is from pems_bay"):
         pretrained_model("tts_attn_mask", True, None, 207, dataset="pems_bay")
+
+
+def test_cli_takes_the_input_length_and_refuses_one_the_model_does_not_read(tmp_path, capsys):
+    task = "lag_hop[steps=600,n_nodes=12]"
+    args = parse(["--model", "tts_template_none", "--hidden-size", "8", "--dataset", task, "--window", "24",
+                  "--align-window", "48", "--out", str(tmp_path / "a"), "--no-plots", "--no-progress", "--no-hidden"])
+    assert args.func(args) == 0
+    rep = json.loads((tmp_path / "a" / "sensitivity.json").read_text())
+    assert rep["meta"]["input_steps"] == 24 and rep["meta"]["align_window"] == 48
+    assert rep["meta"]["dataset"] == task and len(rep["hop_lag_profile"]["lags"]) == 24
+    model = stgnn_diag.create_model("tts_template_none", n_nodes=12, hidden_size=8)  # 12 input steps
+    torch.save(model.state_dict(), tmp_path / "w.pt")
+    args = parse(["--model", "tts_template_none", "--checkpoint", str(tmp_path / "w.pt"), "--hidden-size", "8",
+                  "--dataset", task, "--window", "24", "--out", str(tmp_path / "b")])
+    assert args.func(args) == 2
+    assert "reads 12 input steps, not --window 24" in capsys.readouterr().err

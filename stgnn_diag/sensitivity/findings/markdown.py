@@ -73,11 +73,11 @@ def write_setup(add: Callable[[str], None], r: Dict[str, dict], args, seconds: f
            f" --pretrained {args.pretrained}" if getattr(args, "pretrained", None) else "") + "` "
         + (f"(this run: {seconds / 60:.0f} min on {args.threads} CPU thread(s); " if seconds > 0 else
            f"(on {args.threads} CPU thread(s); ") + "options: `--pretrained`, `--checkpoints`, `--train-steps`, "
-        "`--hidden-size`, `--window`). Every number below is computed by that command, and the sentences "
+        "`--hidden-size`, `--index`). Every number below is computed by that command, and the sentences "
         "that judge them (agree / do not agree) are chosen from those numbers on every run.\n")
     kinds = sorted({v["source"].split(":")[0] for v in r.values()})
     add("## Setup\n")
-    add(f"- Data: {name}, canonical DCRNN protocol, test window {args.window} for the Jacobians "
+    add(f"- Data: {name}, canonical DCRNN protocol, test window {args.index} for the Jacobians "
         f"(12 steps in, 12 out, {data.get('n_nodes', '?')} sensors); attention averaged over "
         f"{args.attention_windows} evenly spaced test windows. Sensor graph: DCRNN adjacency "
         f"({data.get('n_edges', '?')} edges besides the self-loops), `edge_index[0]` = source; hop distances "

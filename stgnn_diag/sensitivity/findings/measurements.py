@@ -116,14 +116,14 @@ def data_facts(ds) -> Dict[str, object]:
 def measure_models(args, ds, splits) -> Tuple[Dict[str, dict], Dict[str, tuple]]:
     """Analyse every ``<arrangement>_<variant>`` model of ``args`` on the data set's test split.
 
-    Jacobians on test window ``args.window`` (``x [T, N, F]``), attention averaged over
+    Jacobians on test window ``args.index`` (``x [T, N, F]``), attention averaged over
     ``args.attention_windows`` evenly spaced test windows, attention paths on 8 sensors.
 
     Returns:
         ``(results, analyses)``: ``results[name]`` is the JSON-ready dict of ``results.json``;
         ``analyses[name] = (WindowAnalysis, [AttentionStats per layer])`` for the figures.
     """
-    w = splits.test[args.window]
+    w = splits.test[args.index]
     x, ei, ew = w["x"], ds.edge_index, ds.edge_weight
     pos = torch.linspace(0, len(splits.test) - 1, args.attention_windows).long()
     batch = splits.test.get_batch(pos)

@@ -60,7 +60,7 @@ def write_toolkit_section(add: Callable[[str], None]) -> None:
     add("- `hop_distances(edge_index, n, directed=...)`, `hop_lag_profile(sens, hops)`, "
         "`attention_diagnostics(model, x, ...)`, `attention_paths(layer, x)` / `path_bounds` / "
         "`sequence_length_sweep(...)`, plots in `stgnn_diag.sensitivity.plots`.")
-    add("- Command line: `stgnn-diag sensitivity --model NAME [--checkpoint PATH] [--window INDEX] [--out DIR]` "
+    add("- Command line: `stgnn-diag sensitivity --model NAME [--checkpoint PATH] [--index INDEX] [--window T] [--out DIR]` "
         "writes `sensitivity.json`, `hop_lag.csv`, `attention.csv` and the PNGs for one window and prints a summary.")
     add("- Bad input: a model in training mode is switched to `eval()` for the computation, a "
         "`TrainingModeWarning` says so, and its mode is restored; `attention_diagnostics` on a model without "
