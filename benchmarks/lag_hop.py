@@ -100,6 +100,18 @@ def read_csv(path: Path) -> Dict[tuple, Dict]:
         return {(r["model"], int(r["hop"]), int(r["lag"]), int(r["seed"])): r for r in csv.DictReader(f)}
 
 
+def markdown_table(rows: List[Dict]) -> str:
+    """The results as a markdown table, one row per unit."""
+    out = ["| model | hop | lag | seed | MAE | x noise floor | last value | Jacobian argmax at the truth | true cell's share "
+           "| slope (true: alpha) | profile argmax (hop, lag) | reach (hops) |", "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for r in sorted(rows, key=lambda r: (r["model"], int(r["hop"]), int(r["lag"]), int(r["seed"]))):
+        out.append(f"| `{r['model']}` | {r['hop']} | {r['lag']} | {r['seed']} | {float(r['mae']):.3f} | "
+                   f"{float(r['mae_over_floor']):.2f} | {float(r['last_value_mae']):.2f} | {float(r['hit_rate']):.2f} | "
+                   f"{float(r['true_share']):.2f} | {float(r['gain']):.2f} | ({r['profile_hop']}, {r['profile_lag']}) | "
+                   f"{r['reach_hops']} |")
+    return "\n".join(out)
+
+
 def plot(rows: List[Dict], path: Path) -> None:
     """Per model: MAE over the noise floor and the Jacobian hit rate on the (hop, lag) grid (seed means)."""
     import matplotlib
@@ -176,6 +188,7 @@ def main(argv=None) -> int:
     rows = list(done.values())
     if rows:
         plot(rows, args.out / "lag_hop.png")
+        print("\n" + markdown_table(rows) + "\n")
         print(f"wrote {args.out / 'results.csv'}, {args.out / 'lag_hop.png'}")
     return 0
 
