@@ -7,7 +7,7 @@
 * :mod:`.aggregate` — mean ± sample std over seeds per (model, protocol, horizon, budget label);
 * :mod:`.report` — markdown tables with protocol / budget / seeds / machine, CSV, PNG plots;
 * :mod:`.paper_table` — the paper's published Table 1, shown only on request and labelled;
-* :mod:`.cli` — ``add_parser(subparsers)`` and ``run(args)`` for the ``bench`` sub-command.
+* the ``stgnn-diag bench`` sub-command itself is :mod:`stgnn_diag.cli.bench`.
 """
 from .._lazy import lazy_exports
 

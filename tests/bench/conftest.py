@@ -12,7 +12,7 @@ import argparse
 
 import pytest
 
-from stgnn_diag.bench import cli
+from stgnn_diag.cli import bench as cli
 
 MODELS = ["tts_attn_none", "tts_attn_penalty"]
 BASELINE = "last_value"

@@ -9,7 +9,7 @@ import pytest
 
 from stgnn_diag.bench import runner
 from stgnn_diag.bench.archive import ARCHIVE, archived_units, pack_units, restore_units, unit_folders
-from stgnn_diag.bench.cli import grid_from_args
+from stgnn_diag.cli.bench import grid_from_args
 from stgnn_diag.bench.index import write_index
 from stgnn_diag.bench.page import NOTES_END, NOTES_START, record_command
 from stgnn_diag.bench.report import write_report

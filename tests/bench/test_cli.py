@@ -5,7 +5,8 @@ import json
 
 import pytest
 
-from stgnn_diag.bench import cli, runner
+from stgnn_diag.bench import runner
+from stgnn_diag.cli import bench as cli
 from stgnn_diag.bench.grid import GridError
 
 from .synthetic import make_result, write_results

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from stgnn_diag.bench import cli
+from stgnn_diag.cli import bench as cli
 from stgnn_diag.bench.runner import RESULT_JSON
 from stgnn_diag.training import evaluate
 from stgnn_diag.training.evaluate import CheckpointError

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from stgnn_diag.bench import runner
-from stgnn_diag.bench.cli import grid_from_args
+from stgnn_diag.cli.bench import grid_from_args
 from stgnn_diag.bench.grid import GridError, GridSpec, Unit
 from stgnn_diag.bench.runner import RESULT_JSON, RUN_DIR, run_grid, unit_state
 from stgnn_diag.training import evaluate, load_checkpoint

@@ -6,7 +6,8 @@ import pytest
 import torch
 
 import stgnn_diag
-from stgnn_diag.sensitivity import (CheckpointFormatError, build_model, check_window_index, cli, dataset_window,
+from stgnn_diag.cli import sensitivity as cli
+from stgnn_diag.sensitivity import (CheckpointFormatError, build_model, check_window_index, dataset_window,
                                     read_checkpoint)
 import stgnn_diag.sensitivity.data as data_mod
 from stgnn_diag.datasets import make_splits
@@ -128,7 +129,7 @@ def test_window_index_checks(metr_la):
 
 
 def test_pretrained_weights_refuse_a_window_of_another_data_set():
-    from stgnn_diag.sensitivity.cli import pretrained_model
+    from stgnn_diag.cli.sensitivity import pretrained_model
     from stgnn_diag.zoo.pretrained import PretrainedError
 
     model, info = pretrained_model("tts_attn_mask", True, None, 207, dataset="metr_la")

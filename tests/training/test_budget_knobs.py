@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 
-from stgnn_diag.bench import cli as bench_cli
+from stgnn_diag.cli import bench as bench_cli
 from stgnn_diag.bench.grid import BUDGET_OVERRIDE_KEYS, budget_label
 from stgnn_diag.cli import build_parser
 from stgnn_diag.training import TrainConfig
@@ -22,7 +22,7 @@ def test_every_knob_reaches_every_place():
     grid = bench_cli.grid_from_args(p.parse_args(["bench", "--models", "last_value", *flags]))
     assert grid.overrides == values
     assert set(OVERRIDABLE) <= {f.name for f in dataclasses.fields(TrainConfig)}
-    assert set(OVERRIDABLE) | {"max_windows", "max_time"} == set(BUDGET_OVERRIDE_KEYS)
+    assert set(OVERRIDABLE) | {"max_windows", "max_time", "align_window"} == set(BUDGET_OVERRIDE_KEYS)
     cfg = TrainConfig(model="tts_attn_none", out="x", **values)
     budget = get_budget("cpu-small").with_overrides(**budget_overrides(cfg))
     assert {k: getattr(budget, k) for k in OVERRIDABLE} == values

@@ -66,7 +66,7 @@ def test_export_command_repeats_the_budget_overrides():
 def test_export_command_repeats_the_model_overrides_so_the_grid_rebuilds_the_same_unit():
     import shlex
 
-    from stgnn_diag.bench.cli import grid_from_args
+    from stgnn_diag.cli.bench import grid_from_args
     from stgnn_diag.cli import build_parser
 
     res = {"model": "tas_attn_none", "seed": 1, "budget": "cpu-15min", "protocol": "dcrnn", "horizon": 12,
@@ -289,7 +289,7 @@ def test_a_fallback_tag_ships_without_its_table_and_fits_it_at_load(fallback_tag
         y = model(x, ei, u=u, x_mask=mask)
     torch.testing.assert_close(y[:, :, 5], model.fallback.lookup(u[:, -1], 12)[:, :, 5])
 
-    from stgnn_diag.sensitivity.cli import pretrained_model  # stgnn-diag sensitivity --pretrained fb
+    from stgnn_diag.cli.sensitivity import pretrained_model  # stgnn-diag sensitivity --pretrained fb
     tagged, _ = pretrained_model("tts_attn_penalty", "fb", None, 207, data_root=metr_la_root)
     torch.testing.assert_close(tagged.fallback.table, want, rtol=0, atol=0)
 

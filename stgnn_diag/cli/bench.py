@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, Dict
 
 from ..training.budgets import add_budget_arguments
-from .grid import BUDGET_OVERRIDE_KEYS, GridError, GridSpec, parse_key_values
+from ..bench.grid import BUDGET_OVERRIDE_KEYS, GridError, GridSpec, parse_key_values
 
 __all__ = ["add_parser", "grid_from_args", "run"]
 
@@ -122,7 +122,7 @@ def grid_from_args(args: argparse.Namespace) -> GridSpec:
 
 
 def _report(args, results: Path) -> None:
-    from .report import write_report
+    from ..bench.report import write_report
 
     files = write_report(results, args.report_dir, paper=args.paper_rows, metric=args.bar_metric)
     print(files.text)
@@ -136,12 +136,12 @@ def run(args: argparse.Namespace) -> int:
     Raises:
         GridError / ValueError: invalid grid, settings mismatch with stored results, nothing to report.
     """
-    from .runner import run_grid
+    from ..bench.runner import run_grid
 
     results = Path(args.results or DEFAULT_RESULTS)
     argv = getattr(args, "argv", None)
     if argv and not (args.report_only or args.dry_run):  # the page shows the command that made its units
-        from .page import record_command
+        from ..bench.page import record_command
 
         record_command(results, "stgnn-diag " + shlex.join(argv))
     if args.report_only:

@@ -74,11 +74,11 @@ def pretrained_model(name, tag, checkpoint, n_nodes: int, dataset: Optional[str]
 
 def run(args: argparse.Namespace) -> int:
     """Run the sub-command; returns the exit status (2 with a message on a bad window or checkpoint)."""
-    from .analysis import analyze_window, format_summary, write_report
+    from ..sensitivity.analysis import analyze_window, format_summary, write_report
     from ..zoo.pretrained import PretrainedError
-    from .checkpoint import CheckpointFormatError, build_model
+    from ..sensitivity.checkpoint import CheckpointFormatError, build_model
     from ..datasets import DEFAULT_DATASET
-    from .data import dataset_window, exog_for, load_dataset
+    from ..sensitivity.data import dataset_window, exog_for, load_dataset
     from ..models.inputs import mask_kwargs
 
     if not args.model and not args.checkpoint:
@@ -133,15 +133,3 @@ def run(args: argparse.Namespace) -> int:
     print(f"wrote {len(files)} files to {out}: " + ", ".join(f.name for f in files))
     return 0
 
-
-def main(argv=None) -> int:
-    """Stand-alone entry: ``python -m stgnn_diag.sensitivity.cli --model NAME ...``."""
-    parser = argparse.ArgumentParser(prog="stgnn-diag")
-    sub = parser.add_subparsers(dest="command", required=True)
-    add_parser(sub)
-    args = parser.parse_args(["sensitivity", *(sys.argv[1:] if argv is None else argv)])
-    return args.func(args)
-
-
-if __name__ == "__main__":
-    sys.exit(main())
