@@ -2,8 +2,11 @@
 
 * :mod:`.grid` — :class:`GridSpec` (models / patterns / baselines x seeds x budgets x protocols x
   horizons) and its :class:`Unit` s with ids like ``tts_attn_penalty__dcrnn__h12__cpu-small__s0``;
-* :mod:`.runner` — :func:`run_grid` / :func:`run_unit`: one ``result.json`` per finished unit, skipped
-  when present, resumed from checkpoints when interrupted, optionally one process per unit;
+* :mod:`.runner` — :func:`run_grid`, the grid loop: skips finished units, reuses, runs, records failures;
+* :mod:`.unit_run` — :func:`run_unit`: one unit in this process, resumed from its checkpoints;
+* :mod:`.store` — where a unit's ``result.json`` / ``error.json`` / run folder live, :func:`unit_state`;
+* :mod:`.staleness` — when a stored result or run folder still counts as a unit's;
+* :mod:`.isolation` / :mod:`.worker` — a unit in its own process, and the signals around it;
 * :mod:`.aggregate` — mean ± sample std over seeds per (model, protocol, horizon, budget label);
 * :mod:`.report` — markdown tables with protocol / budget / seeds / machine, CSV, PNG plots;
 * :mod:`.paper_table` — the paper's published Table 1, shown only on request and labelled;
@@ -29,10 +32,10 @@ _WHERE = {
     "write_report": "report",
     "GridRun": "runner",
     "Outcome": "runner",
-    "load_result": "runner",
+    "load_result": "store",
     "run_grid": "runner",
-    "run_unit": "runner",
-    "unit_state": "runner",
+    "run_unit": "unit_run",
+    "unit_state": "store",
 }
 __all__ = list(_WHERE)
 __getattr__, __dir__ = lazy_exports(__name__, _WHERE)

@@ -20,7 +20,7 @@ from ..datasets.registry import DEFAULT_DATASET, recorded_dataset
 from ..metrics import default_steps
 from .calibration import mismatch_message, same_compute
 from .grid import result_settings
-from .runner import RESULT_JSON, load_result
+from .store import RESULT_JSON, load_result
 
 __all__ = ["AggregationError", "METRICS", "Row", "Stat", "Table", "aggregate", "build_tables", "collect",
            "metric_columns", "overrides_suffix", "row_names", "summarize", "trained_on"]

@@ -14,10 +14,6 @@ import traceback
 from pathlib import Path
 from typing import List, Optional
 
-#: Exit status of a worker whose unit is being trained by another process (``EX_TEMPFAIL``: try again later).
-BUSY_EXIT = 75
-
-
 def main(argv: Optional[List[str]] = None) -> int:
     p = argparse.ArgumentParser(prog="python -m stgnn_diag.bench.worker", description=__doc__)
     p.add_argument("--unit", required=True, help="the unit as JSON (Unit.to_dict())")
@@ -30,7 +26,9 @@ def main(argv: Optional[List[str]] = None) -> int:
 
     from ..training.run_dir import RunBusyError
     from .grid import Unit
-    from .runner import _record_error, _unit_dir, run_unit
+    from .isolation import BUSY_EXIT
+    from .store import record_error, unit_dir
+    from .unit_run import run_unit
 
     unit = Unit.from_dict(json.loads(args.unit))
     devices = args.devices if args.devices == "auto" else int(args.devices)
@@ -43,7 +41,7 @@ def main(argv: Optional[List[str]] = None) -> int:
         print(f"{type(e).__name__}: {e}", file=sys.stderr)
         return BUSY_EXIT
     except Exception as e:  # noqa: BLE001  recorded for the parent, then a non-zero exit
-        _record_error(_unit_dir(Path(args.results), unit), unit, f"{type(e).__name__}: {e}", traceback.format_exc())
+        record_error(unit_dir(Path(args.results), unit), unit, f"{type(e).__name__}: {e}", traceback.format_exc())
         traceback.print_exc()
         return 1
     return 0

@@ -13,7 +13,8 @@ from stgnn_diag.cli.bench import grid_from_args
 from stgnn_diag.bench.index import write_index
 from stgnn_diag.bench.page import NOTES_END, NOTES_START, record_command
 from stgnn_diag.bench.report import write_report
-from stgnn_diag.bench.runner import RESULT_JSON, run_grid
+from stgnn_diag.bench.runner import run_grid
+from stgnn_diag.bench.store import RESULT_JSON
 
 from .synthetic import make_result, write_results
 

@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from stgnn_diag.bench import runner
+from stgnn_diag.bench import unit_run
 from stgnn_diag.cli import bench as cli
 from stgnn_diag.bench.grid import GridError
 
@@ -96,7 +96,7 @@ def test_exit_status_for_failed_and_interrupted_grids(tmp_path, monkeypatch, cap
     def fail(cfg):
         raise RuntimeError("broken unit")
 
-    monkeypatch.setattr(runner, "_train", fail)
+    monkeypatch.setattr(unit_run, "_train", fail)
     a = parse("--models", "tts_attn_none", "--results", str(tmp_path / "a"), "--no-progress")
     assert a.func(a) == 1
     assert "broken unit" in capsys.readouterr().err
@@ -104,7 +104,7 @@ def test_exit_status_for_failed_and_interrupted_grids(tmp_path, monkeypatch, cap
     def interrupt(cfg):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(runner, "_train", interrupt)
+    monkeypatch.setattr(unit_run, "_train", interrupt)
     a = parse("--models", "tts_attn_none", "--results", str(tmp_path / "b"), "--no-progress")
     assert a.func(a) == 130
     assert "run the same command again to resume" in capsys.readouterr().err
@@ -114,7 +114,7 @@ def test_exit_status_for_failed_and_interrupted_grids(tmp_path, monkeypatch, cap
 
         raise RunBusyError(f"{cfg.out} is in use by another training process")
 
-    monkeypatch.setattr(runner, "_train", busy)
+    monkeypatch.setattr(unit_run, "_train", busy)
     a = parse("--models", "tts_attn_none", "--results", str(tmp_path / "c"), "--no-progress")
     assert a.func(a) == 1  # not every unit is done
     err = capsys.readouterr().err

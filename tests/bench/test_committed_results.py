@@ -10,10 +10,10 @@ import pytest
 
 from stgnn_diag.bench.archive import iter_archived_results
 from stgnn_diag.bench.grid import Unit
-from stgnn_diag.bench.runner import model_changes
+from stgnn_diag.bench.staleness import model_changes
 
 RESULTS = Path(__file__).resolve().parents[2] / "models" / "results"
-EXPERIMENTS = sorted(p.name for p in RESULTS.iterdir() if (p / "results.csv").is_file())
+EXPERIMENTS = sorted(p.name for p in RESULTS.iterdir() if (p / "tables.csv").is_file())  # written by stgnn-diag bench
 HEADING = re.compile(r"^### .* · protocol `(\w+)` · horizon (\d+)(?: · window (\d+))? · budget `([^`]+)`$")
 
 

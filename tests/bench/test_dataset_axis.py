@@ -7,8 +7,9 @@ import json
 
 import pytest
 
+from stgnn_diag.bench import staleness, unit_run
 from stgnn_diag.cli import bench as cli
-from stgnn_diag.bench.runner import RESULT_JSON
+from stgnn_diag.bench.store import RESULT_JSON
 from stgnn_diag.training import evaluate
 from stgnn_diag.training.evaluate import CheckpointError
 
@@ -83,7 +84,7 @@ def test_records_written_before_the_data_set_axis_count_as_metr_la(tmp_path, mon
     del old["settings"]["dataset"]  # a result.json written before the data set axis existed
     write_results(tmp_path, old)
     unit = GridSpec(models=["tts_attn_none"]).units()[0]
-    monkeypatch.setattr(runner, "_train", lambda cfg: pytest.fail("a finished METR-LA unit was trained again"))
+    monkeypatch.setattr(unit_run, "_train", lambda cfg: pytest.fail("a finished METR-LA unit was trained again"))
     assert [o.status for o in runner.run_grid([unit], tmp_path, progress=False, log=lambda s: None).outcomes] == [
         "skipped"]
     bay = GridSpec(models=["tts_attn_none"], datasets=["pems_bay"]).units()[0]
@@ -96,6 +97,6 @@ def test_records_written_before_the_data_set_axis_count_as_metr_la(tmp_path, mon
     (run / "config.json").write_text(json.dumps({
         "model": "tts_attn_none", "protocol": "dcrnn", "horizon": 12, "window": 12, "budget": "cpu-small",
         "seed": 0, "model_overrides": None}))  # config.json without a data set
-    runner._check_run_config(unit, run)
+    staleness.check_run_config(unit, run)
     with pytest.raises(runner.GridError):
-        runner._check_run_config(bay, run)
+        staleness.check_run_config(bay, run)

@@ -11,10 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from stgnn_diag.bench import runner
+from stgnn_diag.bench import isolation, runner, staleness, store, unit_run
 from stgnn_diag.cli.bench import grid_from_args
 from stgnn_diag.bench.grid import GridError, GridSpec, Unit
-from stgnn_diag.bench.runner import RESULT_JSON, RUN_DIR, run_grid, unit_state
+from stgnn_diag.bench.runner import run_grid
+from stgnn_diag.bench.store import RESULT_JSON, RUN_DIR, unit_state
 from stgnn_diag.training import evaluate, load_checkpoint
 
 from .conftest import BASELINE, LABEL, MODELS, MTAG, SEEDS, TINY_MODEL, bench_args
@@ -73,7 +74,7 @@ def test_rerun_skips_finished_units(tiny_grid, monkeypatch):
     results, args = tiny_grid
     files = sorted(results.glob(f"*/{RESULT_JSON}"))
     before = {p: (p.stat().st_mtime_ns, p.read_bytes()) for p in files}
-    monkeypatch.setattr(runner, "_train", _fail_if_called)
+    monkeypatch.setattr(unit_run, "_train", _fail_if_called)
     monkeypatch.setattr(runner, "run_unit", lambda *a, **k: pytest.fail("run_unit called for a finished unit"))
     out = run_grid(_units(args), results, progress=False)
     assert [o.status for o in out.outcomes] == ["skipped"] * 5 and not out.interrupted
@@ -107,7 +108,7 @@ def test_finished_training_without_result_is_completed_without_training(tiny_gri
     original = json.loads((mine / unit.unit_id / RESULT_JSON).read_text())
     (mine / unit.unit_id / RESULT_JSON).unlink()
     assert unit_state(mine, unit) == "trained"
-    monkeypatch.setattr(runner, "_train", _fail_if_called)
+    monkeypatch.setattr(unit_run, "_train", _fail_if_called)
     out = run_grid([unit], mine, progress=False)
     assert [o.status for o in out.outcomes] == ["resumed"]
     assert out.outcomes[0].result["metrics"] == original["metrics"]
@@ -120,7 +121,7 @@ def test_other_settings_in_the_results_folder_are_an_error(tiny_grid, monkeypatc
     import shutil
 
     results, args = tiny_grid
-    monkeypatch.setattr(runner, "_train", _fail_if_called)
+    monkeypatch.setattr(unit_run, "_train", _fail_if_called)
     copy = tmp_path / "copy"
     shutil.copytree(results, copy)
     unit = _units(args)[1]
@@ -158,14 +159,14 @@ def test_ctrl_c_stops_the_grid_and_the_unit_resumes_next_time(tmp_path, monkeypa
             raise SystemExit(1)
         return _fake_metrics(cfg)
 
-    monkeypatch.setattr(runner, "_train", interrupted_second)
+    monkeypatch.setattr(unit_run, "_train", interrupted_second)
     units = _fake_units()
     out = run_grid(units, tmp_path, progress=False, log=lambda s: None)
     assert out.interrupted and [o.status for o in out.outcomes] == ["done", "interrupted", "pending"]
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
     assert [unit_state(tmp_path, u) for u in units] == ["done", "partial", "new"]
     calls.clear()
-    monkeypatch.setattr(runner, "_train", lambda cfg: calls.append((cfg.seed, cfg.resume)) or _fake_metrics(cfg))
+    monkeypatch.setattr(unit_run, "_train", lambda cfg: calls.append((cfg.seed, cfg.resume)) or _fake_metrics(cfg))
     out = run_grid(units, tmp_path, progress=False, log=lambda s: None)
     assert [o.status for o in out.outcomes] == ["skipped", "resumed", "done"]
     assert calls == [(1, True), (2, False)]  # the interrupted unit resumes; the finished one is not rerun
@@ -178,7 +179,7 @@ def test_an_equal_time_unit_trains_by_the_clock_and_records_the_steps_it_reached
         seen.append((cfg.max_time, cfg.max_steps, cfg.max_epochs))
         return {**_fake_metrics(cfg), "global_steps": 431, "schedule_steps": 431, "max_steps_repeats": True}
 
-    monkeypatch.setattr(runner, "_train", timed)
+    monkeypatch.setattr(unit_run, "_train", timed)
     unit = GridSpec(models=["tts_attn_none"], budgets=["cpu-15min"], overrides={"max_time": "15m"}).units()[0]
     assert unit.unit_id == "tts_attn_none__dcrnn__h12__cpu-15min+t15m__s0"
     run_grid([unit], tmp_path, progress=False, log=lambda s: None)
@@ -190,7 +191,7 @@ def test_an_equal_time_unit_trains_by_the_clock_and_records_the_steps_it_reached
 
 
 def test_a_result_trained_before_its_budget_preset_changed_is_not_this_unit(tmp_path, monkeypatch):
-    monkeypatch.setattr(runner, "_train", _fake_metrics)
+    monkeypatch.setattr(unit_run, "_train", _fake_metrics)
     unit = _fake_units(1)[0]
     run_grid([unit], tmp_path, progress=False, log=lambda s: None)
     path = tmp_path / unit.unit_id / RESULT_JSON
@@ -199,15 +200,15 @@ def test_a_result_trained_before_its_budget_preset_changed_is_not_this_unit(tmp_
     assert old["budget_resolved"]["lr"] == 0.008
     old["budget_resolved"]["lr"] = 0.003  # the preset's learning rate when this unit trained
     path.write_text(json.dumps(old))
-    monkeypatch.setattr(runner, "_train", _fail_if_called)
+    monkeypatch.setattr(unit_run, "_train", _fail_if_called)
     with pytest.raises(GridError, match="lr: 0.003 then, 0.008 now"):
         run_grid([unit], tmp_path, progress=False, log=lambda s: None)
-    assert runner.find_reusable(unit, [tmp_path]) is None  # nor copied into another grid as today's unit
+    assert staleness.find_reusable(unit, [tmp_path]) is None  # nor copied into another grid as today's unit
     run = tmp_path / "partial" / RUN_DIR
     run.mkdir(parents=True)
     (run / "config.json").write_text(json.dumps({**_train_config_of(unit), "budget_resolved": old["budget_resolved"]}))
     with pytest.raises(GridError, match="budget.lr"):
-        runner._check_run_config(unit, run)  # a half-trained run is not resumed under the new preset either
+        staleness.check_run_config(unit, run)  # a half-trained run is not resumed under the new preset either
 
 
 def test_a_result_trained_before_its_zoo_entry_changed_is_not_this_unit(tmp_path, monkeypatch):
@@ -219,26 +220,26 @@ def test_a_result_trained_before_its_zoo_entry_changed_is_not_this_unit(tmp_path
     def recorded(cfg):  # what train() records: every constructor argument of the model it built
         return {**_fake_metrics(cfg), "config": {"model_config": built}}
 
-    monkeypatch.setattr(runner, "_train", recorded)
+    monkeypatch.setattr(unit_run, "_train", recorded)
     run_grid([unit], tmp_path, progress=False, log=lambda s: None)
     path = tmp_path / unit.unit_id / RESULT_JSON
     old = json.loads(path.read_text())
     assert old["model_config"]["model_kwargs"]["temporal_layers"] == built["model_kwargs"]["temporal_layers"]
     assert run_grid([unit], tmp_path, progress=False, log=lambda s: None).outcomes[0].status == "skipped"
-    assert runner.find_reusable(unit, [tmp_path]) == tmp_path / unit.unit_id
+    assert staleness.find_reusable(unit, [tmp_path]) == tmp_path / unit.unit_id
     # the entry built 5 temporal layers when this unit trained (its default changed since)
     old["model_config"]["model_kwargs"]["temporal_layers"] = 5
     path.write_text(json.dumps(old))
-    monkeypatch.setattr(runner, "_train", _fail_if_called)
+    monkeypatch.setattr(unit_run, "_train", _fail_if_called)
     now = built["model_kwargs"]["temporal_layers"]
     with pytest.raises(GridError, match=f"another 'tts_attn_none'.*temporal_layers: 5 then, {now} now"):
         run_grid([unit], tmp_path, progress=False, log=lambda s: None)
-    assert runner.find_reusable(unit, [tmp_path]) is None
+    assert staleness.find_reusable(unit, [tmp_path]) is None
     run = tmp_path / "partial" / RUN_DIR
     run.mkdir(parents=True)
     (run / "config.json").write_text(json.dumps({**_train_config_of(unit), "model_config": old["model_config"]}))
     with pytest.raises(GridError, match="model.temporal_layers"):
-        runner._check_run_config(unit, run)
+        staleness.check_run_config(unit, run)
     # an option the zoo gained after the result (absent from its record) is no change at its constructor default
     old["model_config"]["model_kwargs"]["temporal_layers"] = now
     del old["model_config"]["model_kwargs"]["level_skip"]
@@ -246,7 +247,7 @@ def test_a_result_trained_before_its_zoo_entry_changed_is_not_this_unit(tmp_path
     assert run_grid([unit], tmp_path, progress=False, log=lambda s: None).outcomes[0].status == "skipped"
     # ... but it is one when the unit asks for another value of it
     skip = dataclasses.replace(unit, model_overrides=(("level_skip", True),))
-    assert runner.model_changes(skip, old) == {"level_skip": (None, True)}
+    assert staleness.model_changes(skip, old) == {"level_skip": (None, True)}
     # a result without the record (trained before results kept it) is not checked
     del old["model_config"]
     path.write_text(json.dumps(old))
@@ -259,7 +260,7 @@ def _train_config_of(unit):
 
 
 def test_an_isolated_unit_interrupted_alone_stops_the_grid_without_an_error(tmp_path, monkeypatch):
-    monkeypatch.setattr(runner, "_run_isolated", lambda *a, **k: 130)  # the worker's exit status after Ctrl-C
+    monkeypatch.setattr(runner, "run_isolated", lambda *a, **k: 130)  # the worker's exit status after Ctrl-C
     out = run_grid(_fake_units(), tmp_path, isolate=True, progress=False, log=lambda s: None)
     assert out.interrupted and [o.status for o in out.outcomes] == ["interrupted", "pending", "pending"]
     assert not list(tmp_path.rglob("error.json"))
@@ -271,7 +272,7 @@ def test_a_failed_unit_is_recorded_and_the_grid_goes_on(tmp_path, monkeypatch):
             raise RuntimeError("boom")
         return _fake_metrics(cfg)
 
-    monkeypatch.setattr(runner, "_train", broken_first)
+    monkeypatch.setattr(unit_run, "_train", broken_first)
     units = _fake_units(2)
     out = run_grid(units, tmp_path, progress=False, log=lambda s: None)
     assert [o.status for o in out.outcomes] == ["failed", "done"] and "boom" in out.failed[0].error
@@ -280,7 +281,7 @@ def test_a_failed_unit_is_recorded_and_the_grid_goes_on(tmp_path, monkeypatch):
     assert not (tmp_path / units[0].unit_id / RESULT_JSON).exists()
     out = run_grid(units, tmp_path, progress=False, log=lambda s: None, fail_fast=True)  # still broken: stops
     assert [o.status for o in out.outcomes] == ["failed", "pending"]
-    monkeypatch.setattr(runner, "_train", _fake_metrics)
+    monkeypatch.setattr(unit_run, "_train", _fake_metrics)
     out = run_grid(units, tmp_path, progress=False, log=lambda s: None)
     assert [o.status for o in out.outcomes] == ["done", "skipped"]
     assert not (tmp_path / units[0].unit_id / "error.json").exists()
@@ -303,7 +304,7 @@ def test_isolated_units_run_in_their_own_process(tiny_grid, tmp_path, metr_la_ro
 
 
 def test_machine_summary_names_every_device_a_unit_trained_on():
-    from stgnn_diag.bench.runner import _with_attempts
+    from stgnn_diag.bench.store import with_attempts as _with_attempts
 
     cpu = {"summary": "x86_64, 2 CPU cores, CPU only", "gpus": []}
     assert _with_attempts(cpu, None) == cpu
@@ -337,8 +338,8 @@ def test_units_finished_in_another_folder_are_reused_not_rerun(tiny_grid, tmp_pa
         assert unit_state(mine, u) == "done"
     # other model settings: another id, so the stored unit is never taken for it
     assert other.unit_id != units[1].unit_id
-    assert runner.find_reusable(other, [results]) is None
-    assert runner.find_reusable(units[1], [results]) == results / units[1].unit_id
+    assert staleness.find_reusable(other, [results]) is None
+    assert staleness.find_reusable(units[1], [results]) == results / units[1].unit_id
 
 
 def test_a_36_step_horizon_unit_trains_and_reports_steps_24_and_36(tmp_path, metr_la_root):
@@ -356,12 +357,12 @@ def test_a_36_step_horizon_unit_trains_and_reports_steps_24_and_36(tmp_path, met
 
 
 def test_results_gitignore_is_brought_up_to_date_but_a_users_own_is_kept(tmp_path, monkeypatch):
-    monkeypatch.setattr(runner, "_train", _fake_metrics)
+    monkeypatch.setattr(unit_run, "_train", _fake_metrics)
     old = tmp_path / "old"
     old.mkdir()
     (old / ".gitignore").write_text("# written by stgnn-diag bench: checkpoints are not results\n*/run/checkpoints/\n")
     run_grid(_fake_units(1), old, progress=False, log=lambda s: None)
-    assert (old / ".gitignore").read_text() == runner.RESULTS_GITIGNORE
+    assert (old / ".gitignore").read_text() == store.RESULTS_GITIGNORE
     mine = tmp_path / "mine"
     mine.mkdir()
     (mine / ".gitignore").write_text("*.png\n")
@@ -375,7 +376,7 @@ def test_a_sigterm_to_the_bench_stops_its_isolated_worker(tmp_path):
     script = tmp_path / "bench.py"
     script.write_text(
         "import sys\n"
-        "from stgnn_diag.bench.runner import _run_worker\n"
+        "from stgnn_diag.bench.isolation import run_worker as _run_worker\n"
         "worker = 'import os, time; print(os.getpid(), flush=True); time.sleep(120)'\n"
         "sys.exit(_run_worker([sys.executable, '-c', worker], grace_s=10))\n")
     bench = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, text=True)
@@ -407,10 +408,10 @@ def test_a_sigterm_while_the_worker_starts_stops_it_once_started(monkeypatch):
         return workers[-1]
 
     real_popen = subprocess.Popen
-    monkeypatch.setattr(runner.subprocess, "Popen", popen_then_sigterm)
+    monkeypatch.setattr(isolation.subprocess, "Popen", popen_then_sigterm)
     before = signal.getsignal(signal.SIGTERM)
     with pytest.raises(SystemExit) as stopped:
-        runner._run_worker([sys.executable, "-c", "import time; time.sleep(120)"], grace_s=10)
+        isolation.run_worker([sys.executable, "-c", "import time; time.sleep(120)"], grace_s=10)
     assert stopped.value.code == 128 + signal.SIGTERM
     assert workers[0].returncode == -signal.SIGTERM  # terminated and reaped
     assert signal.getsignal(signal.SIGTERM) is before  # the bench's own handler is back
