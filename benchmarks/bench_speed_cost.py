@@ -218,7 +218,7 @@ def main(argv: Optional[List[str]] = None) -> int:
         import json
         from pathlib import Path
 
-        from stgnn_diag.training.train import environment
+        from stgnn_diag.training.provenance import environment
 
         out = {"settings": {k: v for k, v in vars(args).items() if k != "json"}, "rows": rows,
                "failed": [{"model": n, "error": e} for n, e in failed],

@@ -70,7 +70,7 @@ def run_unit(unit: Unit, results_dir: Union[str, Path], *, data_root=None, accel
     import torch
 
     from ..training.run_dir import METRICS_JSON
-    from ..training.train import environment
+    from ..training.provenance import environment
 
     results_dir = Path(results_dir)
     udir = unit_dir(results_dir, unit)

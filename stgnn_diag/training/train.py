@@ -3,8 +3,6 @@ from __future__ import annotations
 
 import json
 import os
-import platform
-import subprocess
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,6 +29,7 @@ from .malloc import keep_freed_memory
 from .wall_clock import ElapsedTime, WallClockBudget, parse_duration
 from .logs import LOGS, merge_attempt_logs, next_attempt, read_attempts, write_attempt
 from .plots import plot_loss_curve
+from .provenance import environment
 from .quiet import quiet_lightning
 from .run_dir import (CHECKPOINTS, CONFIG_JSON, LAST, METRICS_JSON, RESUMABLE_CHANGES, RunLock, check_same_model,
                       check_same_run, last_checkpoint,
@@ -98,47 +97,6 @@ def _resolve_covariates(model: str, covariates: str) -> str:
     return "tod" if get_entry(model).defaults.get("exog_size") == 1 else "tod_dow"
 
 
-#: What decides a result: uncommitted changes elsewhere (README, docs, results) do not make a run "dirty".
-CODE_PATHS = ("stgnn_diag", "setup.cfg", "pyproject.toml")
-
-
-def _git(*args: str) -> Optional[subprocess.CompletedProcess]:
-    """``git *args`` in the package's checkout; None when git is missing or fails to run."""
-    try:
-        return subprocess.run(["git", *args], cwd=Path(__file__).resolve().parents[2], capture_output=True,
-                              text=True, timeout=10, env={**os.environ, "GIT_OPTIONAL_LOCKS": "0"})
-    except (OSError, subprocess.SubprocessError):
-        return None
-
-
-#: For a copy of the source tree without ``.git`` (e.g. synced to a GPU machine): the commit it was copied
-#: from and whether its package code had changes, as the copier knows them ("0" / "1").
-COMMIT_ENV, DIRTY_ENV = "STGNN_DIAG_GIT_COMMIT", "STGNN_DIAG_GIT_DIRTY"
-
-
-def _git_commit() -> Optional[str]:
-    proc = _git("rev-parse", "HEAD")
-    if proc is not None and proc.returncode == 0:
-        return proc.stdout.strip() or None
-    return os.environ.get(COMMIT_ENV) or None
-
-
-def _git_dirty() -> Optional[bool]:
-    """Whether the package code differs from the commit (``git diff --quiet HEAD -- CODE_PATHS``);
-    outside a git checkout, ``$STGNN_DIAG_GIT_DIRTY``; None when neither tells."""
-    proc = _git("diff", "--quiet", "HEAD", "--", *CODE_PATHS)
-    if proc is not None and proc.returncode in (0, 1):
-        return proc.returncode == 1
-    return {"0": False, "1": True}.get(os.environ.get(DIRTY_ENV, ""))
-
-
-def environment() -> Dict[str, Any]:
-    """Versions and machine facts stored with every result (the commit and whether the package code
-    had uncommitted changes, taken when this is called: :func:`train` calls it before training)."""
-    return {"python": platform.python_version(), "torch": torch.__version__, "lightning": L.__version__,
-            "machine": platform.machine(), "processor": platform.processor() or platform.machine(),
-            "threads": torch.get_num_threads(), "cuda": torch.cuda.is_available(), "git_commit": _git_commit(),
-            "git_dirty": _git_dirty()}
 
 
 class DiagonalScheduleCallback(L.Callback):
