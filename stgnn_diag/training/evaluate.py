@@ -1,6 +1,7 @@
 """Evaluation: test-set metrics of a checkpoint or a baseline under the canonical protocol."""
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Union
 
@@ -169,26 +170,39 @@ def check_scaler(module, splits) -> None:
                               f"another data set or protocol.")
 
 
-def evaluate(model: Optional[str] = None, checkpoint: Optional[Union[str, Path]] = None, *,
-             data_root=None, dataset: Optional[str] = None, protocol: Optional[str] = None, horizon: Optional[int] = None,
-             window: Optional[int] = None, split: str = "test", max_windows: Optional[int] = None,
-             align_window: Optional[int] = None,
-             batch_size: Optional[int] = None, progress: bool = True, splits=None,
-             steps: Optional[Union[Sequence[int], str]] = None, pretrained: Union[bool, str] = False,
-             save_predictions: Optional[Union[str, Path]] = None) -> Dict[str, Any]:
-    """Metrics of a baseline (``model`` in ``BASELINES``) or of a checkpoint on ``split``.
+@dataclass
+class Predictor:
+    """What makes forecasts to be scored, and the data it must be scored on.
 
-    For a checkpoint the protocol, window, horizon and ``align_window`` default to the ones it was trained
-    with; asking for another horizon or window raises :class:`CheckpointError`. A baseline reads ``window``
-    steps (12 by default); ``align_window``: score on the target windows of that input length
-    (:func:`~stgnn_diag.datasets.make_splits`), the same at every window. ``steps``: 1-based steps to score
-    (default: the protocol's 3 / 6 / 12 [/ 24 / 36]; ``"all"``: every step); the result's ``constant_steps`` lists the steps
-    whose prediction is one constant (see :func:`constant_steps`).
+    Attributes:
+        name: the zoo entry or baseline name.
+        module: the :class:`~stgnn_diag.training.module.ForecastModule` of trained weights, or None for a baseline.
+        dataset, protocol, horizon, window, align_window: the data set and the splits: for trained weights the
+            ones they were trained with (their scaler), for a baseline the ones asked.
+        pretrained: the shipped weights' tag, or None; shipped: whether the weights are a zoo entry's shipped ones
+            (they carry no graph: the data set's is used).
+    """
 
-    ``pretrained`` (``True`` or a tag, with ``model`` a zoo name): score the shipped weights of that
-    entry under their own protocol, window, horizon and scaler. ``save_predictions``: write
-    ``predictions [windows, horizon, nodes]`` (mph) and ``window_starts`` (index of each window's
-    first input step in the data set) to an ``.npz`` file.
+    name: str
+    module: Any
+    dataset: str
+    protocol: str
+    horizon: int
+    window: int
+    align_window: Optional[int] = None
+    pretrained: Optional[str] = None
+    shipped: bool = False
+
+
+def load_predictor(model: Optional[str] = None, checkpoint: Optional[Union[str, Path]] = None, *,
+                   pretrained: Union[bool, str] = False, dataset: Optional[str] = None, protocol: Optional[str] = None,
+                   horizon: Optional[int] = None, window: Optional[int] = None,
+                   align_window: Optional[int] = None) -> Predictor:
+    """The :class:`Predictor` of a baseline (``model`` in ``BASELINES``), a checkpoint, or a zoo entry's shipped
+    weights (``pretrained``: ``True`` or a tag, with ``model`` its name).
+
+    Trained weights fix the data set, protocol (scaler), horizon and window they were trained with: asking for
+    others raises :class:`CheckpointError`; ``align_window`` defaults to theirs.
     """
     if checkpoint is None and model is None:
         raise ValueError("Give a baseline name (model) or a checkpoint.")
@@ -199,53 +213,90 @@ def evaluate(model: Optional[str] = None, checkpoint: Optional[Union[str, Path]]
         module = pretrained_module(model, pretrained)
     elif checkpoint is not None:
         module = load_checkpoint(checkpoint, model)
-    if module is not None:  # trained weights: their own protocol (scaler), horizon and window
-        hp = module.hparams
-        trained_on = recorded_dataset(hp)
-        if dataset is not None and dataset != trained_on:
-            raise CheckpointError(f"The weights were trained on data set {trained_on!r}; evaluate them there, "
-                                  f"not on {dataset!r} (another graph, another scaler).")
-        dataset = trained_on
-        if protocol is not None and protocol != hp["protocol"]:
-            raise CheckpointError(f"The weights were trained under protocol {hp['protocol']!r} (its scaler); "
-                                  f"evaluate them there, not under {protocol!r}.")
-        if horizon is not None and horizon != hp["horizon"]:
-            raise CheckpointError(f"The model predicts {hp['horizon']} steps; it cannot be evaluated at "
-                                  f"horizon {horizon}.")
-        if window is not None and window != hp["window"]:
-            raise CheckpointError(f"The model reads {hp['window']} input steps; it cannot be evaluated on "
-                                  f"windows of {window}.")
-        horizon, window = hp["horizon"], hp["window"]
-        align_window = align_window if align_window is not None else hp.get("align_window")
-        protocol = protocol or hp["protocol"]
-        name = hp["model_name"]
-    elif model not in BASELINES:
-        raise ValueError(f"{model!r} is not a baseline ({sorted(BASELINES)}); evaluate a trained model "
-                         f"with --checkpoint PATH, or a zoo entry's shipped weights with --pretrained.")
-    else:
-        name = model
-    protocol, horizon, dataset = protocol or "dcrnn", horizon or 12, dataset or DEFAULT_DATASET
-    window = window or 12
-    if splits is None:
-        keep_freed_memory()  # before the data set is read (its arrays are large)
-        splits = make_splits(get_dataset(dataset, data_root, progress=progress), protocol, window=window,
-                             horizon=horizon, max_windows=max_windows, align_window=align_window)
+    if module is None:
+        if model not in BASELINES:
+            raise ValueError(f"{model!r} is not a baseline ({sorted(BASELINES)}); evaluate a trained model "
+                             f"with --checkpoint PATH, or a zoo entry's shipped weights with --pretrained.")
+        return Predictor(model, None, dataset or DEFAULT_DATASET, protocol or "dcrnn", horizon or 12, window or 12,
+                         align_window)
+    hp = module.hparams
+    trained_on = recorded_dataset(hp)
+    if dataset is not None and dataset != trained_on:
+        raise CheckpointError(f"The weights were trained on data set {trained_on!r}; evaluate them there, "
+                              f"not on {dataset!r} (another graph, another scaler).")
+    if protocol is not None and protocol != hp["protocol"]:
+        raise CheckpointError(f"The weights were trained under protocol {hp['protocol']!r} (its scaler); "
+                              f"evaluate them there, not under {protocol!r}.")
+    if horizon is not None and horizon != hp["horizon"]:
+        raise CheckpointError(f"The model predicts {hp['horizon']} steps; it cannot be evaluated at "
+                              f"horizon {horizon}.")
+    if window is not None and window != hp["window"]:
+        raise CheckpointError(f"The model reads {hp['window']} input steps; it cannot be evaluated on "
+                              f"windows of {window}.")
+    return Predictor(hp["model_name"], module, trained_on, hp["protocol"], hp["horizon"], hp["window"],
+                     align_window if align_window is not None else hp.get("align_window"),
+                     hp.get("pretrained") if pretrained else None, shipped=bool(pretrained))
+
+
+def predictor_splits(predictor: Predictor, data_root=None, max_windows: Optional[int] = None,
+                     progress: bool = True):
+    """The :class:`~stgnn_diag.datasets.Splits` ``predictor`` is scored on."""
+    keep_freed_memory()  # before the data set is read (its arrays are large)
+    return make_splits(get_dataset(predictor.dataset, data_root, progress=progress), predictor.protocol,
+                       window=predictor.window, horizon=predictor.horizon, max_windows=max_windows,
+                       align_window=predictor.align_window)
+
+
+def score_predictor(predictor: Predictor, splits, split: str = "test", *, batch_size: Optional[int] = None,
+                    progress: bool = True, steps: Optional[Union[Sequence[int], str]] = None,
+                    save_predictions: Optional[Union[str, Path]] = None) -> Dict[str, Any]:
+    """Metrics of ``predictor`` on ``split`` of ``splits`` (see :func:`evaluate` for the result)."""
+    module = predictor.module
     if module is not None:
         check_scaler(module, splits)
         fit_fallback_table(module.model, splits)  # shipped weights leave the seasonal table out
-    if pretrained:  # the shipped weights carry no graph: the data set's
+    if predictor.shipped:  # the shipped weights carry no graph: the data set's
         module.edge_index = splits.edge_index.clone()
         module.edge_weight = None if splits.edge_weight is None else splits.edge_weight.clone().float()
     if module is not None:
         pred = predict_split(module, splits, split, batch_size=batch_size, progress=progress)
     else:
-        pred = baseline_predict(model, splits, split)
+        pred = baseline_predict(predictor.name, splits, split)
     if save_predictions is not None:
         np.savez_compressed(save_predictions, predictions=pred, window_starts=splits[split].starts,
-                            model=name, split=split, protocol=protocol, dataset=dataset)
-    return {"model": name, "pretrained": module.hparams.get("pretrained") if pretrained else None,
-            "dataset": dataset, "protocol": protocol, "horizon": horizon, "window": window,
-            "align_window": align_window, "split": split,
-            "windows": int(len(splits[split])), "checkpoint": str(checkpoint) if checkpoint else None,
+                            model=predictor.name, split=split, protocol=predictor.protocol, dataset=predictor.dataset)
+    horizon = predictor.horizon
+    return {"model": predictor.name, "pretrained": predictor.pretrained, "dataset": predictor.dataset,
+            "protocol": predictor.protocol, "horizon": horizon, "window": predictor.window,
+            "align_window": predictor.align_window, "split": split, "windows": int(len(splits[split])),
             "metrics": score(pred, splits[split], horizon, range(1, horizon + 1) if steps == "all" else steps),
             "constant_steps": constant_steps(pred) if module is not None else []}
+
+
+def evaluate(model: Optional[str] = None, checkpoint: Optional[Union[str, Path]] = None, *,
+             data_root=None, dataset: Optional[str] = None, protocol: Optional[str] = None, horizon: Optional[int] = None,
+             window: Optional[int] = None, split: str = "test", max_windows: Optional[int] = None,
+             align_window: Optional[int] = None,
+             batch_size: Optional[int] = None, progress: bool = True, splits=None,
+             steps: Optional[Union[Sequence[int], str]] = None, pretrained: Union[bool, str] = False,
+             save_predictions: Optional[Union[str, Path]] = None) -> Dict[str, Any]:
+    """Metrics of a baseline (``model`` in ``BASELINES``), a checkpoint or a zoo entry's shipped weights on
+    ``split``: :func:`load_predictor`, then :func:`score_predictor` on the splits it needs (or ``splits``).
+
+    For trained weights the data set, protocol, window, horizon and ``align_window`` default to the ones they were
+    trained with; asking for another horizon or window raises :class:`CheckpointError`. A baseline reads
+    ``window`` steps (12 by default); ``align_window``: score on the target windows of that input length
+    (:func:`~stgnn_diag.datasets.make_splits`), the same at every window. ``steps``: 1-based steps to score
+    (default: the protocol's 3 / 6 / 12 [/ 24 / 36]; ``"all"``: every step); the result's ``constant_steps``
+    lists the steps whose prediction is one constant (see :func:`constant_steps`). ``save_predictions``: write
+    ``predictions [windows, horizon, nodes]`` (mph) and ``window_starts`` (index of each window's first input
+    step in the data set) to an ``.npz`` file.
+    """
+    predictor = load_predictor(model, checkpoint, pretrained=pretrained, dataset=dataset, protocol=protocol,
+                               horizon=horizon, window=window, align_window=align_window)
+    if splits is None:
+        splits = predictor_splits(predictor, data_root, max_windows, progress)
+    result = score_predictor(predictor, splits, split, batch_size=batch_size, progress=progress, steps=steps,
+                             save_predictions=save_predictions)
+    result["checkpoint"] = str(checkpoint) if checkpoint else None
+    return result
