@@ -5,7 +5,11 @@ fresh ``mmap`` and returns it to the kernel on ``free``. A forward / backward pa
 shapes allocates and frees tens of activation tensors of 1-20 MiB each, so every batch maps and
 faults in the same memory again: on 2 cores scoring the test split spent as much time in the
 kernel as in user code. Raising the mmap and trim thresholds keeps that memory in the heap for the
-next batch. Nothing changes numerically; other platforms and allocators are left alone.
+next batch. glibc caps the mmap threshold at 32 MiB, so on large graphs (an activation of 8,600 nodes x a
+batch of 4 x 12 steps x 64 channels is 106 MiB) every large tensor would still be mapped and faulted in afresh;
+``M_MMAP_MAX = 0`` serves those from the heap too, which is what keeps a training step linear in the nodes
+past that size (benchmarks/bench_scale.py: a template step at 8,600 nodes 11.2 s with mmap, 4.9 s without).
+Nothing changes numerically; other platforms and allocators are left alone.
 
 numpy asks the kernel for transparent huge pages (``madvise``) on its large arrays; on the 2-core
 development VM each such fault is slow: reading METR-LA and cutting its splits spent 1.7 s in the
@@ -18,15 +22,16 @@ import ctypes
 import ctypes.util
 import sys
 
-_M_TRIM_THRESHOLD, _M_TOP_PAD, _M_MMAP_THRESHOLD = -1, -2, -3
+_M_TRIM_THRESHOLD, _M_TOP_PAD, _M_MMAP_THRESHOLD, _M_MMAP_MAX = -1, -2, -3, -4
 _DONE = False
 
 
 def keep_freed_memory(mmap_threshold: int = 32 << 20, trim_threshold: int = 2**31 - 1,
-                      top_pad: int = 256 << 20) -> bool:
+                      top_pad: int = 256 << 20, mmap_max: int = 0) -> bool:
     """Set glibc's allocation thresholds once per process: blocks up to ``mmap_threshold`` (32 MiB, the
     largest glibc accepts on 64-bit systems) come from the heap, which grows ``top_pad`` at a time and
-    is not trimmed below ``trim_threshold``; and stop numpy's huge-page advice (module docstring).
+    is not trimmed below ``trim_threshold``; at most ``mmap_max`` blocks are ever mapped (0: larger blocks
+    come from the heap too); and stop numpy's huge-page advice (module docstring).
 
     Under glibc's defaults, scoring a split with large batches spends most of its time in the kernel
     (mapping and faulting in freed activations again); with these settings that system time nearly vanishes.
@@ -47,7 +52,7 @@ def keep_freed_memory(mmap_threshold: int = 32 << 20, trim_threshold: int = 2**3
     mallopt.argtypes, mallopt.restype = [ctypes.c_int, ctypes.c_int], ctypes.c_int
     _DONE = all(bool(mallopt(option, int(value))) for option, value in (
         (_M_MMAP_THRESHOLD, min(int(mmap_threshold), 32 << 20)), (_M_TRIM_THRESHOLD, min(int(trim_threshold), 2**31 - 1)),
-        (_M_TOP_PAD, min(int(top_pad), 2**31 - 1))))
+        (_M_TOP_PAD, min(int(top_pad), 2**31 - 1)), (_M_MMAP_MAX, max(int(mmap_max), 0))))
     return _DONE
 
 

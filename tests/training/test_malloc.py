@@ -38,3 +38,28 @@ def test_evaluate_sets_them_before_the_data_set_is_read(monkeypatch, tmp_path):
     with pytest.raises(RuntimeError, match="stop here"):
         ev.evaluate("historical_average", data_root=tmp_path, progress=False)
     assert calls[:2] == ["memory", "dataset"]
+
+
+HEAP = """
+import numpy as np
+from stgnn_diag.training.malloc import keep_freed_memory
+
+def heap_mb():
+    for line in open("/proc/self/maps"):
+        if line.rstrip().endswith("[heap]"):
+            a, b = (int(x, 16) for x in line.split()[0].split("-"))
+            return (b - a) / 2 ** 20
+    return 0.0
+
+assert keep_freed_memory()
+before = heap_mb()
+big = np.ones(200 * 2 ** 20 // 8)  # 200 MiB, far above glibc's largest mmap threshold
+print(heap_mb() - before)
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's heap is Linux-only")
+def test_a_block_above_the_mmap_threshold_comes_from_the_heap():
+    # under glibc's own settings a 200 MiB block is a fresh mapping, and the heap does not grow
+    grown = float(subprocess.run([sys.executable, "-c", HEAP], capture_output=True, text=True, check=True).stdout)
+    assert grown >= 200
