@@ -1,4 +1,5 @@
 """The process memory settings of CPU training and scoring (glibc thresholds, numpy's huge-page advice)."""
+import os
 import subprocess
 import sys
 
@@ -63,3 +64,11 @@ def test_a_block_above_the_mmap_threshold_comes_from_the_heap():
     # under glibc's own settings a 200 MiB block is a fresh mapping, and the heap does not grow
     grown = float(subprocess.run([sys.executable, "-c", HEAP], capture_output=True, text=True, check=True).stdout)
     assert grown >= 200
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's heap is Linux-only")
+def test_the_users_own_glibc_setting_wins():
+    env = {**os.environ, "MALLOC_MMAP_MAX_": "65536"}  # glibc's default: large blocks are mapped
+    grown = float(subprocess.run([sys.executable, "-c", HEAP], capture_output=True, text=True, check=True,
+                                 env=env).stdout)
+    assert grown < 50
