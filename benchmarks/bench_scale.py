@@ -20,7 +20,12 @@ Usage::
     python benchmarks/bench_scale.py --nodes 207 716 2352 --windows 12 --models tas_attn_none tts_attn_none
     python benchmarks/bench_scale.py --device cuda --batch 32          # a GPU
     python benchmarks/bench_scale.py --out scale/                      # scale.csv, scale.json, scale.png
+    MALLOC_MMAP_MAX_=0 python benchmarks/bench_scale.py --out scale/   # large tensors from the heap (see below)
     python benchmarks/bench_scale.py --models tas_attn_none 'tas_attn_none[adaptive=lowrank]'   # with overrides
+
+On large graphs the figures depend on glibc's allocator: every tensor above its 32 MiB mmap cap is mapped and
+faulted in afresh, unless ``MALLOC_MMAP_MAX_=0`` serves it from the heap (faster, more resident memory; see
+:mod:`stgnn_diag.training.malloc`). The setting is recorded with the machine.
 
 With ``--out``, the tables are rewritten after every configuration, and a second run into the same folder on
 the same machine keeps the configurations already measured there (``--fresh`` measures this run's again):
@@ -245,6 +250,49 @@ def plot(rows: List[Dict], path: Path) -> Optional[Path]:
     return path
 
 
+def markdown_tables(rows: List[Dict], fits: List[Dict], batch: int = 4, window: int = 12,
+                    nodes: Optional[Sequence[int]] = None) -> str:
+    """Two markdown tables: step time and model memory per model against N (at ``batch`` and ``window``; the node
+    counts ``nodes``, by default those every model was measured at) with the exponents in N, and step time per
+    model against T (at the smallest N measured at several windows)."""
+    ok = [r for r in rows if int(r["batch"]) == batch]
+    models = sorted({r["model"] for r in ok if int(r["window"]) == window})
+    ns = sorted(nodes or set.intersection(*({int(r["nodes"]) for r in ok if r["model"] == m and int(r["window"]) == window}
+                                            for m in models)))
+    ex = {f["model"]: f for f in fits if f["axis"] == "N" and f["at"] == f"T={window}, B={batch}"}
+    out = ["| model | " + " | ".join(f"N = {n:,}" for n in ns) + " | time exponent | memory exponent |",
+           "|---|" + "---|" * (len(ns) + 2)]
+    for m in models:
+        cells = []
+        for n in ns:
+            r = [x for x in ok if (x["model"], int(x["nodes"]), int(x["window"])) == (m, n, window)]
+            if not r:
+                cells.append("-")
+            elif r[0]["status"] == "ok":
+                cells.append(f"{r[0]['train_step_s']:.3g} s, {r[0]['model_delta_mb'] / 1024:.2g} GB")
+            else:
+                cells.append(r[0]["status"])
+        e = ex.get(m, {})
+        out.append(f"| `{m}` | " + " | ".join(cells) + f" | {_fmt(e.get('time_exponent'))} | "
+                   f"{_fmt(e.get('memory_exponent'))} |")
+    multi = sorted({int(r["nodes"]) for r in ok if len({int(x["window"]) for x in ok if x["nodes"] == r["nodes"]
+                                                         and x["model"] == r["model"]}) > 1})
+    if multi:
+        n = multi[0]
+        at = [r for r in ok if int(r["nodes"]) == n]
+        ts = sorted({int(r["window"]) for r in at})
+        et = {f["model"]: f for f in fits if f["axis"] == "T" and f["at"] == f"N={n}, B={batch}"}
+        out += ["", f"| model (N = {n:,}) | " + " | ".join(f"T = {t}" for t in ts) + " | time exponent in T |",
+                "|---|" + "---|" * (len(ts) + 1)]
+        for m in sorted(et):
+            cells = []
+            for t in ts:
+                r = [x for x in at if (x["model"], int(x["window"])) == (m, t)]
+                cells.append("-" if not r else f"{r[0]['train_step_s']:.3g} s" if r[0]["status"] == "ok" else r[0]["status"])
+            out.append(f"| `{m}` | " + " | ".join(cells) + f" | {_fmt(et[m].get('time_exponent'))} |")
+    return "\n".join(out)
+
+
 def _fmt(v, digits=3) -> str:
     return "-" if v is None else f"{v:.{digits}g}" if isinstance(v, float) else str(v)
 
@@ -314,6 +362,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     degrees = metr_la_out_degrees(args.data_root)
     machine = {"machine": platform.machine(), "cpu_cores": os.cpu_count(), "threads": args.threads,
                "device": args.device, "torch": torch.__version__,
+               # glibc's allocator setting changes both figures on large graphs (stgnn_diag.training.malloc)
+               "malloc_mmap_max": os.environ.get("MALLOC_MMAP_MAX_"),
                "gpu": torch.cuda.get_device_name(0) if args.device.startswith("cuda") and torch.cuda.is_available()
                else None}
     print(f"batch {args.batch}, horizon 12, synthetic graphs with METR-LA's out-degrees (mean "
@@ -367,6 +417,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     for f in fits:
         print(f"| {f['model']} | {f['axis']} | {f['at']} | {f['range']} | {f['points']} | "
               f"{_fmt(f['time_exponent'])} | {_fmt(f['memory_exponent'])} |")
+    print("\n" + markdown_tables(rows, fits, batch=args.batch))
     if args.out:
         write_tables(args.out, rows, machine, args, fits)
         png = plot(rows, args.out / "scale.png")

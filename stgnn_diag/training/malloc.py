@@ -5,13 +5,14 @@ fresh ``mmap`` and returns it to the kernel on ``free``. A forward / backward pa
 shapes allocates and frees tens of activation tensors of 1-20 MiB each, so every batch maps and
 faults in the same memory again: on 2 cores scoring the test split spent as much time in the
 kernel as in user code. Raising the mmap and trim thresholds keeps that memory in the heap for the
-next batch. glibc caps the mmap threshold at 32 MiB, so on large graphs (an activation of 8,600 nodes x a
-batch of 4 x 12 steps x 64 channels is 106 MiB) every large tensor would still be mapped and faulted in afresh;
-``M_MMAP_MAX = 0`` serves those from the heap too, which is what keeps a training step linear in the nodes
-past that size (benchmarks/bench_scale.py: a template step at 8,600 nodes 11.2 s with mmap, 4.9 s without).
-The heap holds on to what it served, so on such graphs the peak resident memory is higher (at 8,600 nodes
-+17 % for ``tts_attn_none``, up to +80 % for models with many large activations); a process started with
-glibc's own ``MALLOC_MMAP_MAX_`` set (``MALLOC_MMAP_MAX_=65536`` is glibc's default) keeps that choice.
+next batch.
+
+glibc caps the mmap threshold at 32 MiB, so on large graphs (an activation of 8,600 nodes x a batch of 4 x 12
+steps x 64 channels is 106 MiB) every larger tensor is still mapped and faulted in afresh, and a CPU training
+step grows faster than the nodes. glibc's own ``MALLOC_MMAP_MAX_=0`` (an environment variable read when the
+process starts) serves those from the heap too: the step is then linear in the nodes, at the price of a higher
+peak resident memory, since the heap keeps what it served (models/results/scale-cpu). It is left to the user:
+``mmap_max=0`` sets it from here.
 Nothing changes numerically; other platforms and allocators are left alone.
 
 numpy asks the kernel for transparent huge pages (``madvise``) on its large arrays; on the 2-core
@@ -23,20 +24,20 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
-import os
 import sys
+from typing import Optional
 
 _M_TRIM_THRESHOLD, _M_TOP_PAD, _M_MMAP_THRESHOLD, _M_MMAP_MAX = -1, -2, -3, -4
 _DONE = False
 
 
 def keep_freed_memory(mmap_threshold: int = 32 << 20, trim_threshold: int = 2**31 - 1,
-                      top_pad: int = 256 << 20, mmap_max: int = 0) -> bool:
+                      top_pad: int = 256 << 20, mmap_max: Optional[int] = None) -> bool:
     """Set glibc's allocation thresholds once per process: blocks up to ``mmap_threshold`` (32 MiB, the
     largest glibc accepts on 64-bit systems) come from the heap, which grows ``top_pad`` at a time and
-    is not trimmed below ``trim_threshold``; at most ``mmap_max`` blocks are ever mapped (0: larger blocks
-    come from the heap too; not set when ``$MALLOC_MMAP_MAX_`` is); and stop numpy's huge-page advice (module
-    docstring).
+    is not trimmed below ``trim_threshold``; with ``mmap_max`` (not by default), at most that many blocks are ever
+    mapped (0: larger blocks come from the heap too, as ``MALLOC_MMAP_MAX_=0`` does); and stop numpy's huge-page
+    advice (module docstring).
 
     Under glibc's defaults, scoring a split with large batches spends most of its time in the kernel
     (mapping and faulting in freed activations again); with these settings that system time nearly vanishes.
@@ -57,7 +58,7 @@ def keep_freed_memory(mmap_threshold: int = 32 << 20, trim_threshold: int = 2**3
     mallopt.argtypes, mallopt.restype = [ctypes.c_int, ctypes.c_int], ctypes.c_int
     settings = [(_M_MMAP_THRESHOLD, min(int(mmap_threshold), 32 << 20)),
                 (_M_TRIM_THRESHOLD, min(int(trim_threshold), 2**31 - 1)), (_M_TOP_PAD, min(int(top_pad), 2**31 - 1))]
-    if "MALLOC_MMAP_MAX_" not in os.environ:  # the user's own glibc setting wins
+    if mmap_max is not None:
         settings.append((_M_MMAP_MAX, max(int(mmap_max), 0)))
     _DONE = all(bool(mallopt(option, int(value))) for option, value in settings)
     return _DONE
