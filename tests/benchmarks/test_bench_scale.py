@@ -81,3 +81,14 @@ def test_a_second_run_keeps_what_the_folder_holds_and_refuses_another_machine(tm
     monkeypatch.setattr(bench_scale.platform, "machine", lambda: "another")
     with pytest.raises(SystemExit, match="measured on"):
         bench_scale.main(["--models", "a"] + base)
+
+
+def test_the_published_tables_are_the_committed_rows():
+    import json
+
+    folder = Path(__file__).resolve().parents[2] / "models" / "results" / "scale-cpu"
+    rows = json.loads((folder / "scale.json").read_text())["rows"]
+    tables = bench_scale.markdown_tables(rows, bench_scale.fit_table(rows, 716, 8600), nodes=[207, 716, 2352, 8600])
+    assert tables in (folder / "README.md").read_text()
+    with open(folder / "scale.csv") as f:
+        assert len(f.read().splitlines()) == len(rows) + 1
