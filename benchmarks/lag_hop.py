@@ -54,7 +54,7 @@ def run_unit(args, model: str, hop: int, lag: int, seed: int) -> Dict:
     if not metrics_path.is_file():
         cfg = TrainConfig(model=model, out=str(out), dataset=name, horizon=1, window=args.window, budget=args.budget,
                           seed=seed, max_epochs=args.max_epochs, batch_size=args.batch_size,
-                          model_overrides={"hidden_size": args.hidden_size}, progress=False,
+                          model_overrides={"hidden_size": args.hidden_size, **args.overrides}, progress=False,
                           resume=(out / "checkpoints" / "last.ckpt").is_file(),
                           overwrite=out.exists() and not (out / "checkpoints" / "last.ckpt").is_file())
         train(cfg)
@@ -139,7 +139,10 @@ def plot(rows: List[Dict], path: Path) -> None:
             for a in range(len(hops)):
                 for b in range(len(lags)):
                     if not math.isnan(grid[a, b]):
-                        ax.text(b, a, f"{grid[a, b]:.2f}", ha="center", va="center", fontsize=8, color="w")
+                        level = (grid[a, b] - im.norm.vmin) / (im.norm.vmax - im.norm.vmin)
+                        bright = level > 0.6 if i else level < 0.4  # yellow cells: dark text
+                        ax.text(b, a, f"{grid[a, b]:.2f}", ha="center", va="center", fontsize=8,
+                                color="k" if bright else "w")
             ax.set(xticks=range(len(lags)), xticklabels=lags, yticks=range(len(hops)), yticklabels=hops,
                    xlabel="lag", ylabel="hop", title=f"{m}\n{title}")
             fig.colorbar(im, ax=ax, fraction=0.046)
@@ -164,9 +167,14 @@ def main(argv=None) -> int:
     p.add_argument("--batch-size", type=int, default=32)
     p.add_argument("--hidden-size", type=int, default=32)
     p.add_argument("--jacobian-windows", type=int, default=4)
+    p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                   help="a model override for every unit (repeatable), e.g. k=4; give such a grid its own --runs/--out")
     p.add_argument("--runs", type=Path, default=Path("runs/lag-hop"), help="unit folders (checkpoints)")
     p.add_argument("--out", type=Path, default=Path("lag-hop"), help="results.csv and lag_hop.png go here")
     args = p.parse_args(argv)
+    from stgnn_diag.bench.grid import parse_key_values
+
+    args.overrides = parse_key_values(args.set)
     bad = [lag for lag in args.lags if lag >= args.window]
     if bad:
         p.error(f"lags {bad} are not inside a window of {args.window} steps (lags 0 .. {args.window - 1})")

@@ -36,3 +36,9 @@ def test_a_unit_trains_scores_and_is_not_trained_again(tmp_path, monkeypatch):
 def test_a_lag_outside_the_window_is_refused(tmp_path):
     with pytest.raises(SystemExit):
         lag_hop.main(["--lags", "12", "--window", "12", "--out", str(tmp_path)])
+
+
+def test_the_published_table_is_its_results_csv():
+    folder = Path(__file__).resolve().parents[2] / "models" / "results" / "lag-hop-cpu"
+    rows = list(csv.DictReader(open(folder / "results.csv")))
+    assert len(rows) == 48 and lag_hop.markdown_table(rows) in (folder / "README.md").read_text()
