@@ -1,5 +1,6 @@
-"""The ``stgnn-diag`` command line, one module per sub-command: :mod:`.models`, :mod:`.train`, :mod:`.evaluate`,
-:mod:`.bench`, :mod:`.sensitivity`. Each has ``add_parser(subparsers)`` and ``run(args) -> exit status``."""
+"""The ``stgnn-diag`` command line, one module per sub-command: :mod:`stgnn_diag.cli.models`,
+:mod:`stgnn_diag.cli.train`, :mod:`stgnn_diag.cli.evaluate`, :mod:`stgnn_diag.cli.bench`,
+:mod:`stgnn_diag.cli.sensitivity`. Each has ``add_parser(subparsers)`` and ``run(args) -> exit status``."""
 from __future__ import annotations
 
 import argparse
