@@ -32,7 +32,7 @@ def capture_table() -> list:
     n = 6
     edges = torch.tensor([[0, 1, 2, 3, 4, 5, 0, 2, 3], [0, 1, 2, 3, 4, 5, 1, 3, 4]])
     rows = []
-    for name in (m for m in list_models() if ":" not in m):
+    for name in list_models(native=True):
         torch.manual_seed(0)
         model = create_model(name, n_nodes=n, hidden_size=8).train()
         u = torch.zeros(2, 12, 8)

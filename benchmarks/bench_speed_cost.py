@@ -74,7 +74,7 @@ def measure(name: str, batch: int, steps: int, warmup: int, hidden_size: Optiona
 
     splits = make_splits(MetrLA(data_root, progress=False), "dcrnn", window=12, horizon=12)
     dev = torch.device(device)
-    exog = 1 if ":" not in name and get_entry(name).defaults.get("exog_size") == 1 else 8  # as `train` chooses
+    exog = 1 if get_entry(name).defaults.get("exog_size") == 1 else 8  # as `train` chooses
     b = {k: v.to(dev) for k, v in splits.train[slice(0, batch)].items()}
     x, u, y = b["x"], b["u"][..., :exog], b["y"]
     one = {k: v[:1] for k, v in b.items()}

@@ -392,10 +392,10 @@ class GridSpec:
             if not any(fnmatch.fnmatchcase(m, pattern) for m in models):
                 raise GridError(f"model_overrides pattern {pattern!r} matches none of the grid's trained "
                                 f"models {models}.")
-        from ..zoo import check_model_arguments
+        from ..zoo import check_model_arguments, get_entry
 
         for m in models:  # a misspelt override fails here (and in --dry-run), not after hours of other units
-            if ":" not in m:
+            if get_entry(m).native:
                 try:
                     check_model_arguments(m, self.overrides_for(m))
                 except ValueError as e:

@@ -11,6 +11,7 @@ from typing import Any, Dict, Optional, Sequence, Union
 from ..datasets.registry import recorded_dataset
 from ..training.budgets import budget_overrides
 from ..training.run_dir import changed_fields, model_kwargs_changes
+from ..zoo import get_entry
 from .grid import BUDGET_OVERRIDE_KEYS, GridError, Unit, result_settings
 from .store import ERROR_JSON, RESULT_JSON, load_result, roundtrip, unit_dir, write_result_json
 
@@ -45,7 +46,7 @@ def model_changes(unit: Unit, stored: Dict[str, Any]) -> Dict[str, tuple]:
     they agree, for a baseline, an integration entry (its overrides are in the unit's settings) and for
     results that did not record their model's configuration."""
     then = (stored.get("model_config") or {}).get("model_kwargs")
-    if unit.kind != "model" or not then or ":" in unit.model:
+    if unit.kind != "model" or not then or not get_entry(unit.model).native:
         return {}
     import torch
 

@@ -10,9 +10,8 @@ def run(args) -> int:
     from ..zoo.cards import parameter_count, render_card
 
     if args.card:
-        if ":" in args.card:
+        if not get_entry(args.card).native:  # an unknown name: one line with the closest names
             raise ValueError(f"{args.card!r} is an integration entry (its library documents it): no card here.")
-        get_entry(args.card)  # an unknown name: one line with the closest names
         print(render_card(args.card), end="")
         return 0
     names = list_models(args.pattern)
@@ -23,10 +22,9 @@ def run(args) -> int:
     width = max((len(n) for n in names), default=10)
     print(f"{'name':{width}s}  {'params':>8s}  summary")
     for n in names:
-        if ":" in n:
-            print(f"{n:{width}s}  {'-':>8s}  (integration entry)")
-            continue
-        print(f"{n:{width}s}  {parameter_count(n):8d}  {get_entry(n).summary}")
+        entry = get_entry(n)
+        count = f"{parameter_count(n):8d}" if entry.native else f"{'-':>8s}"
+        print(f"{n:{width}s}  {count}  {entry.summary}")
     return 0
 
 

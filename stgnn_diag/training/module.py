@@ -8,7 +8,7 @@ import torch
 from torch import Tensor
 
 from ..metrics import masked_mae
-from ..zoo import create_model
+from ..zoo import create_model, get_entry
 from ..zoo.registry import saved_model_kwargs
 from .budgets import Budget
 from .schedule import warmup_cosine
@@ -81,7 +81,7 @@ class ForecastModule(L.LightningModule):
             budget = Budget(**{**budget, "model_overrides": tuple(dict(budget.get("model_overrides", {})).items())})
         model_kwargs = dict(model_kwargs or {})
         self.model = create_model(model_name, pretrained=pretrained, **model_kwargs)
-        if ":" not in model_name:  # every constructor argument: the checkpoint rebuilds this very model even
+        if get_entry(model_name).native:  # every constructor argument: the checkpoint rebuilds this very model even
             model_kwargs = dict(self.model.config["model_kwargs"])  # after a default of its zoo entry changed
         self.budget, self.steps_per_epoch, self.covariates = budget, steps_per_epoch, covariates
         #: length of the learning-rate schedule in optimizer steps (the trainer's estimate at the start of

@@ -92,9 +92,10 @@ def _resolve_covariates(model: str, covariates: str) -> str:
             raise ValueError(f"Unknown covariates {covariates!r}; choose one of {sorted(COVARIATES)} or 'auto'.")
         return covariates
     # entries built for time of day only (paper_tas) keep it; others (tsl:/pygt: too) get tod + weekday
-    if ":" in model:
+    entry = get_entry(model)
+    if not entry.native:
         return "tod_dow"
-    return "tod" if get_entry(model).defaults.get("exog_size") == 1 else "tod_dow"
+    return "tod" if entry.defaults.get("exog_size") == 1 else "tod_dow"
 
 
 

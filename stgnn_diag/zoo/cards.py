@@ -135,7 +135,7 @@ def render_card(name: str) -> str:
 def write_cards(out_dir: Path = CARDS_DIR) -> list:
     """Write one card per registered entry and an index ``README.md``; returns the written paths."""
     out_dir.mkdir(parents=True, exist_ok=True)
-    names = [n for n in list_models() if ":" not in n]
+    names = [n for n in list_models() if get_entry(n).native]
     paths = []
     for name in names:
         path = out_dir / f"{name}.md"

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import difflib
 import fnmatch
+import functools
 import inspect
 from dataclasses import dataclass, field
 from typing import Callable, Dict, List, Optional, Tuple, Union
@@ -28,7 +29,11 @@ class UnknownArgumentError(ValueError, TypeError):
 class ModelEntry:
     """One zoo entry: its name, factory, one-line summary, default configuration, tags and the weight tags it
     ships (``pretrained_tags``; the first is what ``pretrained=True`` loads); ``model_class`` is the class its
-    factory builds, when it declares one (see :func:`~stgnn_diag.zoo.entry.entry_class`)."""
+    factory builds, when it declares one (see :func:`~stgnn_diag.zoo.entry.entry_class`).
+
+    ``native`` is ``False`` for an entry an integration namespace serves (``"tsl:GraphWaveNetModel"``): it ships
+    no weights and no card, its configuration records the overrides only, and its defaults are its library's.
+    Callers ask ``get_entry(name).native`` rather than parse the name."""
 
     name: str
     fn: Callable[..., nn.Module]
@@ -37,6 +42,7 @@ class ModelEntry:
     tags: Tuple[str, ...] = ()
     pretrained_tags: Tuple[str, ...] = ()
     model_class: Optional[type] = None
+    native: bool = True
 
     @property
     def accepts(self) -> Optional[frozenset]:
@@ -78,7 +84,7 @@ def register_model(fn: Optional[Callable] = None, *, name: Optional[str] = None,
 
     def wrap(f: Callable) -> Callable:
         key = name or f.__name__
-        if ":" in key:
+        if _namespaced(key) is not None:
             raise ValueError(f"Model name {key!r} may not contain ':' (reserved for namespaces).")
         if key in _ENTRIES:
             raise ValueError(f"A model named {key!r} is already registered.")
@@ -100,6 +106,12 @@ def register_namespace(prefix: str, names: Callable[[], List[str]], create: Call
     _NAMESPACES[prefix] = Namespace(names, create)
 
 
+def _namespaced(name: str) -> Optional[Tuple[str, str]]:
+    """``(prefix, sub)`` for a ``prefix:Name`` string, ``None`` for a plain name: the one place a name is parsed."""
+    prefix, sep, sub = name.partition(":")
+    return (prefix, sub) if sep else None
+
+
 def _all_names() -> List[str]:
     out = sorted(_ENTRIES)
     for prefix, ns in sorted(_NAMESPACES.items()):
@@ -107,16 +119,20 @@ def _all_names() -> List[str]:
     return out
 
 
-def list_models(pattern: Optional[str] = None, pretrained: bool = False, tag: Optional[str] = None) -> List[str]:
+def list_models(pattern: Optional[str] = None, pretrained: bool = False, tag: Optional[str] = None,
+                native: Optional[bool] = None) -> List[str]:
     """Sorted registered names, optionally filtered by a shell-style ``pattern`` (``"tas_*"``); with
-    ``pretrained=True`` (or a ``tag``) only the entries that ship weights (with that tag)."""
+    ``pretrained=True`` (or a ``tag``) only the entries that ship weights (with that tag); ``native=True`` only
+    the package's own entries, ``native=False`` only the integration namespaces' (see :class:`ModelEntry`)."""
     from .pretrained import has_pretrained
 
-    names = _all_names()
+    names = sorted(_ENTRIES) if native else _all_names()
+    if native is False:
+        names = [n for n in names if n not in _ENTRIES]
     if pattern is not None:
         names = [n for n in names if fnmatch.fnmatchcase(n, pattern)]
     if pretrained or tag is not None:
-        names = [n for n in names if ":" not in n and has_pretrained(n, tag)]
+        names = [n for n in names if n in _ENTRIES and has_pretrained(n, tag)]
     return names
 
 
@@ -127,22 +143,23 @@ def _unknown(name: str) -> UnknownModelError:
 
 
 def get_entry(name: str) -> ModelEntry:
-    """The :class:`ModelEntry` of a (non-namespaced) registered name."""
+    """The :class:`ModelEntry` of a zoo name: a registered entry, or (``native=False``) a ``prefix:Name`` that a
+    namespace serves; :class:`UnknownModelError` with the closest names otherwise."""
     if not isinstance(name, str):
         raise TypeError(f"Model name must be a string, got {type(name).__name__}.")
-    if name not in _ENTRIES:
+    if name in _ENTRIES:
+        return _ENTRIES[name]
+    split = _namespaced(name)
+    if split is None or split[0] not in _NAMESPACES or split[1] not in _NAMESPACES[split[0]].names():
         raise _unknown(name)
-    return _ENTRIES[name]
+    prefix, sub = split
+    return ModelEntry(name, functools.partial(_NAMESPACES[prefix].create, sub), f"{prefix} integration entry {sub}",
+                      native=False)
 
 
 def check_model_name(name: str) -> None:
     """Raise :class:`UnknownModelError` (with close matches) unless ``name`` is in the zoo, either a
     registered entry or a ``prefix:Name`` served by a namespace."""
-    if isinstance(name, str) and ":" in name:
-        prefix, sub = name.split(":", 1)
-        if prefix not in _NAMESPACES or sub not in _NAMESPACES[prefix].names():
-            raise _unknown(name)
-        return
     get_entry(name)
 
 
@@ -156,13 +173,11 @@ def create_model(name: str, pretrained: Union[bool, str] = False, checkpoint_pat
             ``weights_only=True``); an override that contradicts the weights is an error.
         checkpoint_path: a weights file to load instead (a ``state_dict``, or a training checkpoint's).
     """
-    check_model_name(name)
-    if ":" in name:
+    entry = get_entry(name)
+    if not entry.native:
         if pretrained or checkpoint_path:
             raise ValueError(f"{name!r} is an integration entry: it ships no weights here.")
-        prefix, sub = name.split(":", 1)
-        return _with_config(_NAMESPACES[prefix].create(sub, **overrides), name, overrides)
-    entry = get_entry(name)
+        return _with_config(entry.fn(**overrides), name, overrides)
     _check_argument_names(entry, overrides)
     if pretrained:
         from .pretrained import check_overrides, load_weights, pretrained_cfg
@@ -188,8 +203,7 @@ def resolved_config(name: str, **overrides) -> Dict:
     zoo entry whose defaults changed since (another number of layers, say) is not taken for that result."""
     import torch
 
-    if ":" in name:  # integration entries record their overrides only
-        check_model_name(name)
+    if not get_entry(name).native:  # integration entries record their overrides only
         return {"name": name, "model_kwargs": dict(overrides)}
     with torch.device("meta"):
         return create_model(name, **overrides).config
@@ -245,9 +259,10 @@ def saved_model_kwargs(name: str, model_kwargs: Dict) -> Dict:
     option of the entry's class's ``ADDED_OPTIONS`` that the configuration lacks was added after it was saved,
     and takes its constructor default, which builds the model as it was, not the entry's default, which may
     have changed since (``create_model(name, **model_kwargs)`` would take that one)."""
-    if ":" in name:
+    entry = get_entry(name)
+    if not entry.native:
         return dict(model_kwargs)
-    klass = get_entry(name).model_class
+    klass = entry.model_class
     added = getattr(klass, "ADDED_OPTIONS", ())
     before = {k: v for k, v in constructor_defaults(klass).items() if k in added} if added else {}
     return {**{k: v for k, v in before.items() if k not in model_kwargs}, **model_kwargs}
@@ -257,7 +272,7 @@ def _with_config(model: nn.Module, name: str, kwargs: Dict) -> nn.Module:
     """Attach ``model.config = {"name", "model_kwargs"}`` (what ``save_pretrained`` writes); for the package's
     own entries every constructor argument is in it, so a later change of a default cannot change what a
     saved configuration builds."""
-    full = ({**constructor_defaults(model), **kwargs, **getattr(model, "resolved_options", {})} if ":" not in name
+    full = ({**constructor_defaults(model), **kwargs, **getattr(model, "resolved_options", {})} if name in _ENTRIES
             else dict(kwargs))
     model.config = {"name": name, "model_kwargs": full}
     return model

@@ -13,7 +13,7 @@ from stgnn_diag.integrations.tsl_engine import (load_checkpoint, load_model_weig
                                                 zoo_model)
 from stgnn_diag.zoo import get_entry
 
-OURS = [n for n in stgnn_diag.list_models() if ":" not in n]
+OURS = stgnn_diag.list_models(native=True)
 pytestmark = [pytest.mark.filterwarnings("ignore:You called `self.log:UserWarning"),  # logger=False on purpose
               pytest.mark.filterwarnings("ignore:`isinstance.treespec, LeafSpec.` is deprecated")]  # lightning 2.6
 #: tiny versions of the entries (the keys an entry does not have are left out)
@@ -39,7 +39,7 @@ def _trainer(tmp_path):
 
 
 def _tiny(name):
-    defaults = get_entry(name).defaults if ":" not in name else {"hidden_size": 0, "n_nodes": 0}
+    defaults = get_entry(name).defaults if get_entry(name).native else {"hidden_size": 0, "n_nodes": 0}
     return {k: v for k, v in TINY.items() if k in defaults}
 
 

@@ -11,7 +11,7 @@ from tests.calendar import calendar_u
 N = 5
 EDGE_INDEX = torch.tensor([[0, 1, 2, 3, 4, 1], [1, 2, 3, 4, 0, 3]])
 EDGE_WEIGHT = torch.rand(6) + 0.1
-NAMES = [n for n in stgnn_diag.list_models() if ":" not in n]
+NAMES = stgnn_diag.list_models(native=True)
 
 
 def small(name, **kw):

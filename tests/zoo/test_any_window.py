@@ -5,7 +5,7 @@ import torch
 import stgnn_diag
 from stgnn_diag.zoo.registry import list_models
 
-NATIVE = [n for n in list_models() if ":" not in n]
+NATIVE = list_models(native=True)
 N = 5
 
 

@@ -7,7 +7,7 @@ from stgnn_diag.zoo.registry import get_entry, list_models
 
 
 def test_every_native_entry_is_a_function_of_its_own_name_in_the_entries_module():
-    native = [n for n in list_models() if ":" not in n]
+    native = list_models(native=True)
     assert len(native) == 21
     source = inspect.getsource(attention_variants)
     for name in native:
@@ -36,7 +36,27 @@ def test_an_entry_with_pretrained_loads_the_shipped_weights():
 def test_the_declared_tags_are_the_shipped_ones():
     from stgnn_diag.zoo.pretrained import pretrained_tags
 
-    for name in list_models():
-        if ":" not in name:
-            assert sorted(pretrained_tags(name)) == sorted(get_entry(name).pretrained_tags), name
-            assert pretrained_tags(name)[0] == get_entry(name).pretrained_tags[0]  # pretrained=True's tag
+    for name in list_models(native=True):
+        assert sorted(pretrained_tags(name)) == sorted(get_entry(name).pretrained_tags), name
+        assert pretrained_tags(name)[0] == get_entry(name).pretrained_tags[0]  # pretrained=True's tag
+
+
+def test_namespace_entries_are_entries_with_native_false():
+    import pytest
+
+    from stgnn_diag.zoo import UnknownModelError
+
+    foreign = list_models(native=False)
+    assert foreign and all(n not in list_models(native=True) for n in foreign)
+    assert sorted(foreign + list_models(native=True)) == sorted(list_models())
+    entry = get_entry("tsl:STIDModel")
+    assert entry.native is False and entry.name == "tsl:STIDModel" and entry.pretrained_tags == ()
+    assert get_entry("tas_attn_none").native is True
+    model = stgnn_diag.create_model("tsl:STIDModel", n_nodes=5, input_size=1, horizon=12, window=12)
+    assert model.config == {"name": "tsl:STIDModel", "model_kwargs": {"n_nodes": 5, "input_size": 1, "horizon": 12,
+                                                                       "window": 12}}
+    for bad in ("tsl:NoSuchModel", "nosuch:STIDModel", "tas_attn_nonee"):
+        with pytest.raises(UnknownModelError):
+            get_entry(bad)
+    with pytest.raises(ValueError, match="ships no weights"):
+        stgnn_diag.create_model("tsl:STIDModel", pretrained=True)

@@ -21,7 +21,7 @@ def test_every_native_forecaster_variant_with_weights_builds_and_verifies():
 
 
 def test_every_native_zoo_entry_ships_weights():
-    native = [n for n in stgnn_diag.list_models() if ":" not in n]   # tsl: / pygt: entries are the ecosystem's
+    native = stgnn_diag.list_models(native=True)   # tsl: / pygt: entries are the ecosystem's
     assert native and not set(native) - set(SHIPPED), f"no shipped weights for {sorted(set(native) - set(SHIPPED))}"
 
 
