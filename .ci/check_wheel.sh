@@ -5,6 +5,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 repo="$(pwd)"
+# the smoke test runs in a temporary folder: a relative data root is taken from here, the repository root
+if [ -n "${STGNN_DIAG_DATA:-}" ]; then STGNN_DIAG_DATA="$(realpath -m "$STGNN_DIAG_DATA")"; export STGNN_DIAG_DATA; fi
 wheels="$(cd .. && pwd)/shared/wheels"
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT

@@ -106,14 +106,9 @@ def synthetic_graph(n: int, degrees: Sequence[int], seed: int = 0):
 def parse_model_spec(spec: str):
     """``"tas_attn_none[adaptive=lowrank,k=2]"`` -> ``("tas_attn_none", {"adaptive": "lowrank", "k": 2})``: a zoo
     name with model overrides (values parsed as ``stgnn-diag bench --set`` parses them)."""
-    from stgnn_diag.bench.grid import parse_key_values
+    from stgnn_diag._values import split_bracketed
 
-    if "[" not in spec:
-        return spec, {}
-    if not spec.endswith("]"):
-        raise ValueError(f"model {spec!r}: overrides go in brackets, e.g. tas_attn_none[adaptive=lowrank]")
-    name, inner = spec[:-1].split("[", 1)
-    return name, parse_key_values([kv for kv in inner.split(",") if kv])
+    return split_bracketed(spec, "model")
 
 
 def measure(name: str, n: int, window: int, batch: int, steps: int, device: str, threads: int,

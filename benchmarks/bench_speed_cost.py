@@ -172,7 +172,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     speed = gemm_gflops("cuda" if gpu else "cpu")  # this machine's compute, to compare runs across machines
     print(f"width: {'hidden_size ' + str(args.hidden_size) if args.hidden_size else 'each entry own default'}; "
           f"matrix-product speed {speed:g} GFLOP/s (stgnn_diag.bench.calibration)\n")
-    from stgnn_diag.bench.grid import overrides_for, parse_key_values
+    from stgnn_diag.bench.grid import overrides_for
+    from stgnn_diag._values import parse_key_values
 
     patterns = {}
     for pattern, kv in args.set_for:

@@ -90,7 +90,7 @@ def _unit_dir(results: str, model: str, horizon: int, budget: str, seed: int, ov
               model_overrides=None) -> Path:
     """The folder ``stgnn-diag bench`` gives this unit (canonical protocol, window 12; ``overrides``: budget
     overrides, as ``--lr`` ... pass them; ``model_overrides``: as ``--set KEY=VALUE`` passes them)."""
-    from stgnn_diag.bench.grid import Unit
+    from stgnn_diag.bench.unit import Unit
     unit = Unit(model, "model", "dcrnn", horizon, 12, budget, seed, tuple(sorted((overrides or {}).items())),
                 tuple(sorted((model_overrides or {}).items())))
     return REPO / results / unit.unit_id
@@ -98,7 +98,7 @@ def _unit_dir(results: str, model: str, horizon: int, budget: str, seed: int, ov
 
 def _cpu15(model: str):
     """``(budget overrides, bench flags)`` of ``model``'s cpu-15min units (:data:`MODEL_OVERRIDES`)."""
-    from stgnn_diag.bench.grid import override_flags
+    from stgnn_diag.bench.unit import override_flags
     over = MODEL_OVERRIDES.get(model, {})
     return over, override_flags(over)
 
@@ -345,7 +345,7 @@ def main(argv=None) -> int:
     p.add_argument("--smoke", action="store_true", help="train a tiny unit on the accelerator first (one minute)")
     p.add_argument("--dry-run", action="store_true", help="print the queue and exit")
     args = p.parse_args(argv)
-    from stgnn_diag.bench.grid import parse_key_values
+    from stgnn_diag._values import parse_key_values
     paper_set = parse_key_values(args.paper_set)
     set_folders(args.table1, args.templates, args.horizon36, args.paper_results)
     t_start = time.time()
@@ -403,7 +403,7 @@ def main(argv=None) -> int:
         summary["paper_probe"] = {"model": args.paper_models[0], "step_s": round(step_s, 5),
                                   "seconds_left": round(left), "slowdown": args.slowdown, "epochs": epochs}
     if args.paper_models:
-        from stgnn_diag.bench.grid import override_flags
+        from stgnn_diag.bench.unit import override_flags
         over = {} if epochs == 150 else {"max_epochs": epochs}
         extra = override_flags(over) + [x for kv in args.paper_set or [] for x in ("--set", kv)]
         for m in args.paper_models if epochs else []:

@@ -172,7 +172,7 @@ def main(argv=None) -> int:
     p.add_argument("--runs", type=Path, default=Path("runs/lag-hop"), help="unit folders (checkpoints)")
     p.add_argument("--out", type=Path, default=Path("lag-hop"), help="results.csv and lag_hop.png go here")
     args = p.parse_args(argv)
-    from stgnn_diag.bench.grid import parse_key_values
+    from stgnn_diag._values import parse_key_values
 
     args.overrides = parse_key_values(args.set)
     bad = [lag for lag in args.lags if lag >= args.window]

@@ -12,6 +12,11 @@ import torch
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 torch.set_num_threads(1)
 
+# The README exports a relative data root (../shared/data): made absolute once here, so a test that changes
+# directory, or a subprocess started from another folder, finds the same data.
+if os.environ.get("STGNN_DIAG_DATA"):
+    os.environ["STGNN_DIAG_DATA"] = str(Path(os.environ["STGNN_DIAG_DATA"]).resolve())
+
 # <repo>/../shared/data, i.e. /work/shared/data next to the checkout
 SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 

@@ -19,7 +19,7 @@ import numpy as np
 from ..datasets.registry import DEFAULT_DATASET, recorded_dataset
 from ..metrics import default_steps
 from .calibration import mismatch_message, same_compute
-from .grid import result_settings
+from .unit import result_settings
 from .store import RESULT_JSON, load_result
 
 __all__ = ["AggregationError", "METRICS", "Row", "Stat", "Table", "aggregate", "build_tables", "collect",

@@ -10,7 +10,7 @@ import threading
 from pathlib import Path
 from typing import List, Sequence
 
-from .grid import Unit
+from .unit import Unit
 
 __all__ = ["BUSY_EXIT", "restore_sigint", "run_isolated", "run_worker"]
 

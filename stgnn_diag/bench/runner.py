@@ -43,7 +43,8 @@ from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Unio
 
 from ..training.run_dir import RunBusyError
 from .archive import ARCHIVE, restore_units
-from .grid import GridError, GridSpec, Unit
+from .grid import GridSpec
+from .unit import GridError, Unit
 from .isolation import BUSY_EXIT, restore_sigint, run_isolated
 from .staleness import check_run_config, check_stored_settings, find_reusable, reuse_unit
 from .store import ERROR_JSON, RESULT_JSON, RUN_DIR, load_result, record_error, unit_dir, unit_state, write_gitignore

@@ -12,7 +12,7 @@ from ..datasets.registry import recorded_dataset
 from ..training.budgets import budget_overrides
 from ..training.run_dir import changed_fields, model_kwargs_changes
 from ..zoo import get_entry
-from .grid import BUDGET_OVERRIDE_KEYS, GridError, Unit, result_settings
+from .unit import BUDGET_OVERRIDE_KEYS, GridError, Unit, result_settings
 from .store import ERROR_JSON, RESULT_JSON, load_result, roundtrip, unit_dir, write_result_json
 
 __all__ = ["budget_changes", "check_run_config", "check_stored_settings", "find_reusable", "model_changes", "reuse_unit",

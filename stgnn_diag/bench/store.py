@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Union
 
-from .grid import Unit
+from .unit import Unit
 
 __all__ = ["ERROR_JSON", "RESULT_JSON", "RESULTS_GITIGNORE", "RUN_DIR", "SCHEMA", "load_result", "machine_info",
            "record_error", "unit_dir", "unit_state", "write_gitignore"]

@@ -9,7 +9,7 @@ from typing import Any, Dict, Union
 
 from ..training.budgets import budget_overrides
 from .calibration import gemm_gflops
-from .grid import GridError, Unit, is_cpu_budget
+from .unit import GridError, Unit, is_cpu_budget
 from .staleness import check_run_config, unit_budget
 from .store import (ERROR_JSON, RESULT_JSON, RUN_DIR, SCHEMA, machine_info, now, peak_rss_mb, roundtrip, unit_dir,
                     unit_state, with_attempts, write_result_json)

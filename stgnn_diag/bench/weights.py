@@ -38,7 +38,7 @@ from ..zoo.pretrained import sha256
 
 #: Where :func:`export_unit` writes without ``out_dir``: relative to the current directory, never the package.
 DEFAULT_OUT = "weights"
-from .grid import model_override_flags, override_flags
+from .unit import model_override_flags, override_flags
 
 
 def _command(res: Dict) -> str:

@@ -25,7 +25,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     args = p.parse_args(argv)
 
     from ..training.run_dir import RunBusyError
-    from .grid import Unit
+    from .unit import Unit
     from .isolation import BUSY_EXIT
     from .store import record_error, unit_dir
     from .unit_run import run_unit

@@ -15,7 +15,9 @@ from pathlib import Path
 from typing import Any, Dict
 
 from ..training.budgets import add_budget_arguments
-from ..bench.grid import BUDGET_OVERRIDE_KEYS, GridError, GridSpec, parse_key_values
+from ..bench.grid import GridSpec
+from ..bench.unit import BUDGET_OVERRIDE_KEYS, GridError
+from .._values import parse_key_values
 
 __all__ = ["add_parser", "grid_from_args", "run"]
 
@@ -114,9 +116,9 @@ def grid_from_args(args: argparse.Namespace) -> GridSpec:
     base["overrides"] = overrides
     model_overrides = {k: dict(v) for k, v in (base.get("model_overrides") or {}).items()}
     if args.set:
-        model_overrides.setdefault("*", {}).update(parse_key_values(args.set))
+        model_overrides.setdefault("*", {}).update(parse_key_values(args.set, error=GridError))
     for pattern, kv in args.set_for or []:
-        model_overrides.setdefault(pattern, {}).update(parse_key_values([kv]))
+        model_overrides.setdefault(pattern, {}).update(parse_key_values([kv], error=GridError))
     base["model_overrides"] = model_overrides
     return GridSpec.from_dict(base)
 

@@ -8,7 +8,7 @@ from .common import add_data_args
 
 def run(args) -> int:
     from ..baselines import BASELINES
-    from ..bench.grid import parse_key_values
+    from .._values import parse_key_values
     from ..datasets.registry import DEFAULT_DATASET, check_dataset_name, dataset_slug
     from ..training import TrainConfig, evaluate, train
     from ..training.budgets import budget_overrides

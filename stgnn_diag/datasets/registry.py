@@ -20,6 +20,8 @@ import difflib
 from pathlib import Path
 from typing import Any, Dict, List, Mapping, Optional, Tuple, Type
 
+from .._values import split_bracketed
+
 #: The data set every command uses when none is named.
 DEFAULT_DATASET = "metr_la"
 
@@ -35,36 +37,13 @@ def recorded_dataset(record: Mapping[str, Any]) -> str:
 
 def split_name(name: str) -> Tuple[str, Dict[str, Any]]:
     """``"lag_hop[hop=3,graph=grid]"`` -> ``("lag_hop", {"hop": 3, "graph": "grid"})``; a plain name has ``{}``."""
-    name = str(name)
-    if "[" not in name:
-        return name, {}
-    if not name.endswith("]"):
-        raise ValueError(f"data set {name!r}: arguments go in brackets, e.g. lag_hop[hop=3,lag=5]")
-    key, inner = name[:-1].split("[", 1)
-    args: Dict[str, Any] = {}
-    for item in filter(None, (p.strip() for p in inner.split(","))):
-        k, sep, v = item.partition("=")
-        if not sep or not k.strip().isidentifier():
-            raise ValueError(f"data set {name!r}: {item!r} is not key=value")
-        args[k.strip()] = _value(v.strip())
-    return key, args
+    return split_bracketed(name, "data set")
 
 
 def dataset_slug(name: str) -> str:
     """A data set name as a folder name: ``"lag_hop[hop=3,lag=5]"`` -> ``"lag_hop-hop3-lag5"``."""
     key, args = split_name(name)
     return "-".join([key] + [f"{k}{v}" for k, v in args.items()])
-
-
-def _value(text: str) -> Any:
-    if text.lower() in ("true", "false"):
-        return text.lower() == "true"
-    for cast in (int, float):
-        try:
-            return cast(text)
-        except ValueError:
-            pass
-    return text
 
 
 def register_dataset(cls: Type) -> Type:

@@ -7,7 +7,7 @@ import pytest
 
 from stgnn_diag.bench import unit_run
 from stgnn_diag.cli import bench as cli
-from stgnn_diag.bench.grid import GridError
+from stgnn_diag.bench.unit import GridError
 
 from .synthetic import make_result, write_results
 

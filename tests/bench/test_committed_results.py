@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from stgnn_diag.bench.archive import iter_archived_results
-from stgnn_diag.bench.grid import Unit
+from stgnn_diag.bench.unit import Unit
 from stgnn_diag.bench.staleness import model_changes
 
 RESULTS = Path(__file__).resolve().parents[2] / "models" / "results"

@@ -47,7 +47,8 @@ def test_a_grid_on_another_data_set(bay_root, tmp_path, metr_la_root):
 
 
 def test_an_unknown_data_set_is_a_grid_error(tmp_path):
-    from stgnn_diag.bench.grid import GridError, GridSpec
+    from stgnn_diag.bench.grid import GridSpec
+    from stgnn_diag.bench.unit import GridError
 
     with pytest.raises(GridError, match="Did you mean pems_bay"):
         GridSpec(models=["last_value"], datasets=["pemsbay"]).units()

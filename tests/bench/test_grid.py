@@ -5,7 +5,9 @@ import pytest
 
 import stgnn_diag
 from stgnn_diag.baselines import BASELINES
-from stgnn_diag.bench.grid import GridError, GridSpec, Unit, budget_label, expand_models, parse_key_values
+from stgnn_diag.bench.grid import GridSpec, expand_models
+from stgnn_diag.bench.unit import GridError, Unit, budget_label
+from stgnn_diag._values import parse_key_values
 
 
 def test_patterns_expand_with_list_models_and_baselines_are_split_off():
@@ -100,13 +102,15 @@ def test_unit_json_round_trip_and_key_values():
         {"residual": False, "input_mask": True, "emb_size": None}
     assert parse_key_values(["hidden_size=8", "diag_p=0.2", "residual=false", "graph_conv=gcn"]) == \
         {"hidden_size": 8, "diag_p": 0.2, "residual": False, "graph_conv": "gcn"}
-    with pytest.raises(GridError, match="KEY=VALUE"):
+    with pytest.raises(ValueError, match="KEY=VALUE"):
         parse_key_values(["hidden_size"])
+    with pytest.raises(GridError, match="KEY=VALUE"):
+        parse_key_values(["=3"], error=GridError)
 
 
 def test_model_overrides_are_in_the_unit_id():
     """Two units that differ only in their model overrides never share a result folder."""
-    from stgnn_diag.bench.grid import Unit
+    from stgnn_diag.bench.unit import Unit
 
     base = dict(model="tts_attn_none", kind="model", protocol="dcrnn", horizon=12, window=12, budget="cpu-small", seed=0)
     plain = Unit(**base)

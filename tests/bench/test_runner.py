@@ -13,7 +13,8 @@ import pytest
 
 from stgnn_diag.bench import isolation, runner, staleness, store, unit_run
 from stgnn_diag.cli.bench import grid_from_args
-from stgnn_diag.bench.grid import GridError, GridSpec, Unit
+from stgnn_diag.bench.grid import GridSpec
+from stgnn_diag.bench.unit import GridError, Unit
 from stgnn_diag.bench.runner import run_grid
 from stgnn_diag.bench.store import RESULT_JSON, RUN_DIR, unit_state
 from stgnn_diag.training import evaluate, load_checkpoint

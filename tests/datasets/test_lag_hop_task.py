@@ -75,7 +75,7 @@ def test_a_configured_task_by_name():
     assert display_name("lag_hop[hop=3]") == "Lag-hop task (hop=3)"
     with pytest.raises(ValueError, match="arguments go in brackets"):
         split_name("lag_hop[hop=3")
-    with pytest.raises(ValueError, match="is not key=value"):
+    with pytest.raises(ValueError, match="Expected KEY=VALUE, got 'hop3'"):
         split_name("lag_hop[hop3]")
     with pytest.raises(ValueError, match="Unknown data set 'lag_hops'"):
         check_dataset_name("lag_hops[hop=3]")

@@ -6,7 +6,7 @@ import argparse
 import dataclasses
 
 from stgnn_diag.cli import bench as bench_cli
-from stgnn_diag.bench.grid import BUDGET_OVERRIDE_KEYS, budget_label
+from stgnn_diag.bench.unit import BUDGET_OVERRIDE_KEYS, budget_label
 from stgnn_diag.cli import build_parser
 from stgnn_diag.training import TrainConfig
 from stgnn_diag.training.budgets import OVERRIDABLE, budget_overrides, get_budget
