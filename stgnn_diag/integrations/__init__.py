@@ -7,7 +7,7 @@ Importing this package imports neither tsl nor PyG Temporal. Submodules (see ``d
 * ``tsl_engine``: zoo models in ``tsl.engines.Predictor``; checkpoint loading on torch >= 2.6.
 * ``tsl_models``: tsl's forecasting models behind our forward contract (``TSLModel``).
 * ``pygt_data``: ``METRLADatasetLoader`` files and ``StaticGraphTemporalSignal`` <-> our data.
-* ``pygt_models``: PyG Temporal models behind our forward contract.
+* ``pygt``: PyG Temporal models behind our forward contract (one name table, one module per kind).
 * ``pygt_layouts``: the one place where PyG Temporal's tensor layouts are converted.
 * ``pygt_snapshots``: ``SnapshotModel``, our models in a PyG Temporal snapshot loop.
 * ``pyg_batch``: windows as PyG ``Data``; a ``Batch`` of several graphs through our models.

@@ -1,7 +1,7 @@
 """Registers the ``tsl:`` and ``pygt:`` zoo namespaces, lazily.
 
 Neither tsl nor PyG Temporal is imported here: ``names()`` returns the static lists of wrappers
-verified with tsl 0.9.5 / PyG Temporal 0.56.2 (tests check that they match the wrapper tables),
+verified with tsl 0.9.5 / PyG Temporal 0.56.2 (the ``pygt:`` names are :data:`.pygt.MODELS`' keys),
 and ``create`` imports the integration only when a model is built, raising
 :class:`~stgnn_diag.integrations._require.MissingDependencyError` with the install command when a
 package is missing.
@@ -22,19 +22,14 @@ TSL_NAMES: List[str] = [
     "STIDModel", "TCNModel", "TransformerModel", "VARModel",
 ]
 
-#: ``pygt:`` entries = the PyG Temporal 0.56.2 models wrapped to the tsl contract.
-PYGT_NAMES: List[str] = [
-    "A3TGCN2", "AGCRN", "ASTGCN", "BatchedDCRNN", "DCRNN", "GCLSTM", "GConvGRU", "GConvLSTM", "GMAN",
-    "MTGNN", "STConv", "TGCN", "TGCN2",
-]
-
-
 def tsl_names() -> List[str]:
     return list(TSL_NAMES)
 
 
 def pygt_names() -> List[str]:
-    return list(PYGT_NAMES)
+    from .pygt import names  # the package's __init__ imports nothing of PyG Temporal
+
+    return names()
 
 
 def create_tsl(name: str, **kwargs) -> nn.Module:
@@ -46,11 +41,11 @@ def create_tsl(name: str, **kwargs) -> nn.Module:
 
 
 def create_pygt(name: str, **kwargs) -> nn.Module:
-    """``create_model("pygt:<name>", ...)``: a :mod:`~stgnn_diag.integrations.pygt_models` wrapper."""
+    """``create_model("pygt:<name>", ...)``: a :mod:`~stgnn_diag.integrations.pygt` wrapper."""
     require_pygt(f'create_model("pygt:{name}")')
-    from .pygt_models import build_pygt_model
+    from .pygt import build
 
-    return build_pygt_model(name, **kwargs)
+    return build(name, **kwargs)
 
 
 register_namespace("tsl", tsl_names, create_tsl)

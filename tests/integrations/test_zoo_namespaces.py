@@ -17,12 +17,20 @@ SMALL = dict(input_size=1, output_size=1, horizon=12, n_nodes=207, hidden_size=8
 def test_namespaces_list_the_verified_wrappers():
     import tsl.nn.models as tsl_nn_models
 
-    from stgnn_diag.integrations.pygt_models import PYGT_MODELS
+    import torch_geometric_temporal.nn as pygt_nn
+
+    from stgnn_diag.integrations import pygt
     from stgnn_diag.integrations.tsl_models import NOT_WRAPPED, TSL_SPECS
 
     assert len(TSL) == 15 and len(PYGT) == 13
     assert TSL == sorted(f"tsl:{n}" for n in TSL_SPECS)
-    assert PYGT == sorted(f"pygt:{n}" for n in PYGT_MODELS)
+    assert PYGT == sorted(f"pygt:{n}" for n in pygt.MODELS)
+    for name in pygt.MODELS:  # each name builds the wrapper of the PyG Temporal class of that name
+        klass = pygt.wrapper_class(name)
+        assert issubclass(klass, pygt.base.PyGTModel) and hasattr(pygt_nn, klass.wrapped), name
+    assert not set(pygt.MODELS) & set(pygt.NOT_WRAPPED) and all(hasattr(pygt_nn, n) for n in pygt.NOT_WRAPPED)
+    with pytest.raises(ValueError, match="MSTGCN.*broken"):
+        pygt.build("MSTGCN")
     # every model class tsl 0.9.5 ships is either wrapped or listed (with a reason) as not wrapped
     shipped = set(tsl_nn_models.classes) - {"BaseModel"}
     assert shipped == set(TSL_SPECS) | set(NOT_WRAPPED)
