@@ -33,7 +33,8 @@ __all__ = ["main", "render", "VARIANTS", "LABELS", "brief_train", "test_mae", "g
 def main(argv=None) -> int:
     """Run the report with the command-line options ``argv`` (see the module docstring); returns the exit status."""
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--out", default="docs/sensitivity")
+    p.add_argument("--out", default="sensitivity-report", help="output folder (default: ./sensitivity-report; "
+                   "the repository's page is regenerated with --out docs/sensitivity)")
     p.add_argument("--data-root")
     p.add_argument("--pretrained", nargs="?", const=True, metavar="TAG",
                    help="analyse the zoo's shipped weights (each entry's default tag, or TAG); no training")

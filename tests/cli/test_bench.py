@@ -9,7 +9,7 @@ from stgnn_diag.bench import unit_run
 from stgnn_diag.cli import bench as cli
 from stgnn_diag.bench.unit import GridError
 
-from .synthetic import make_result, write_results
+from tests.bench.synthetic import make_result, write_results
 
 
 def parse(*argv):
