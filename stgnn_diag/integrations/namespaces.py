@@ -1,7 +1,8 @@
 """Registers the ``tsl:`` and ``pygt:`` zoo namespaces, lazily.
 
 Neither tsl nor PyG Temporal is imported here: ``names()`` returns the static lists of wrappers
-verified with tsl 0.9.5 / PyG Temporal 0.56.2 (the ``pygt:`` names are :data:`.pygt.MODELS`' keys),
+verified with tsl 0.9.5 / PyG Temporal 0.56.2 (the ``pygt:`` names are the keys of
+:data:`stgnn_diag.integrations.pygt.MODELS`),
 and ``create`` imports the integration only when a model is built, raising
 :class:`~stgnn_diag.integrations._require.MissingDependencyError` with the install command when a
 package is missing.

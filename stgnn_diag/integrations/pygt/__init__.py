@@ -14,7 +14,7 @@ Layouts are converted by :mod:`~stgnn_diag.integrations.pygt_layouts` only. Conv
 This package's ``__init__`` imports nothing of PyG Temporal: it holds the one table of wrapped names
 (:data:`MODELS`, which the zoo's ``pygt:`` namespace lists) and :func:`build`, which imports the wrapper's module
 (``torch_geometric_temporal``, needing ``torch_sparse``) when a model is built. ``base`` holds
-:class:`PyGTModel`, ``snapshot_models`` the models that read a whole window, ``recurrent`` the cells run step by
+:class:`~stgnn_diag.integrations.pygt.base.PyGTModel`, ``snapshot_models`` the models that read a whole window, ``recurrent`` the cells run step by
 step. Use ``stgnn_diag.create_model("pygt:Name", ...)`` to get the install hint when PyG Temporal is missing.
 """
 from __future__ import annotations
