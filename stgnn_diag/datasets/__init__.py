@@ -45,7 +45,7 @@ _WHERE = {
     "get_dataset": "registry",
     "list_datasets": "registry",
     "recorded_dataset": "registry",
-    "register_dataset": "registry",
+    "register_dataset": "registration",
     "resolve_data_root": "registry",
     "ENV_ROOT": "root",
     "ENV_URL": "root",
@@ -63,7 +63,7 @@ _WHERE = {
     "window_starts": "windows",
 }
 _SUBMODULES = ("base", "covariates", "download", "files", "graph", "layout", "metr_la", "pems_bay", "protocols",
-               "readers", "registry", "root", "scaler", "tsl_archive", "windows")
+               "readers", "registration", "registry", "root", "scaler", "tsl_archive", "windows")
 __getattr__, __dir__ = lazy_exports(__name__, _WHERE, _SUBMODULES)
 
 __all__ = list(_WHERE)

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from . import files
 from .base import SensorDataset
-from .registry import register_dataset
+from .registration import register_dataset
 from .tsl_archive import METR_LA_ARCHIVE
 
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from .base import SensorDataset
 from .layout import Layout
-from .registry import register_dataset
+from .registration import register_dataset
 from .tsl_archive import PEMS_BAY_ARCHIVE
 
 #: PEMS-BAY's files in the DCRNN layout (DCRNN's own names; it publishes no id list, and no digests).

@@ -7,8 +7,8 @@ A data set is a :class:`~stgnn_diag.datasets.base.SensorDataset` subclass decora
     class MyCity(SensorDataset):
         key, name, layout = "my_city", "My City", Layout(folder="my_city", ...)
 
-The built-in entries (``metr_la``, ``pems_bay``, and the synthetic ``lag_hop`` task) register when
-:mod:`stgnn_diag.datasets` is imported.
+The built-in entries (``metr_la``, ``pems_bay``, and the synthetic ``lag_hop`` task) register on the first
+lookup; their modules import only :mod:`~stgnn_diag.datasets.registration`, not this module.
 
 A name may carry the data set's arguments in brackets, so that every command and result file can name a
 configured data set: ``"lag_hop[hop=3,lag=5,graph=grid]"`` is ``get_dataset("lag_hop", hop=3, lag=5,
@@ -18,15 +18,13 @@ from __future__ import annotations
 
 import difflib
 from pathlib import Path
-from typing import Any, Dict, List, Mapping, Optional, Tuple, Type
+from typing import Any, Dict, List, Mapping, Optional, Tuple
 
 from .._values import split_bracketed
+from .registration import _REGISTRY, register_dataset  # noqa: F401  (re-exported)
 
 #: The data set every command uses when none is named.
 DEFAULT_DATASET = "metr_la"
-
-_REGISTRY: Dict[str, type] = {}
-
 
 def recorded_dataset(record: Mapping[str, Any]) -> str:
     """The data set a stored record names: a run's ``config.json``, a checkpoint's hyper-parameters, a pretrained
@@ -44,17 +42,6 @@ def dataset_slug(name: str) -> str:
     """A data set name as a folder name: ``"lag_hop[hop=3,lag=5]"`` -> ``"lag_hop-hop3-lag5"``."""
     key, args = split_name(name)
     return "-".join([key] + [f"{k}{v}" for k, v in args.items()])
-
-
-def register_dataset(cls: Type) -> Type:
-    """Class decorator: register a :class:`~stgnn_diag.datasets.base.SensorDataset` subclass by its ``key``."""
-    key = getattr(cls, "key", "")
-    if not key or not key.isidentifier():
-        raise ValueError(f"{cls.__name__}.key must be a lower-case identifier (e.g. 'metr_la'), got {key!r}")
-    if key in _REGISTRY and _REGISTRY[key] is not cls:
-        raise ValueError(f"a data set named {key!r} is already registered ({_REGISTRY[key].__name__})")
-    _REGISTRY[key] = cls
-    return cls
 
 
 def list_datasets() -> List[str]:

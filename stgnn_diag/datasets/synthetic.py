@@ -30,7 +30,7 @@ import numpy as np
 
 from .base import SensorDataset
 from .graph import dense_to_edge_index
-from .registry import register_dataset
+from .registration import register_dataset
 
 __all__ = ["LagHopTask", "hop_matrix", "ring_adjacency", "grid_adjacency"]
 

@@ -1,4 +1,5 @@
-"""Registers the ``tsl:`` and ``pygt:`` zoo namespaces, lazily.
+"""The ``tsl:`` and ``pygt:`` zoo namespaces: :data:`TSL` and :data:`PYGT`, declared in ``setup.cfg`` as entry
+points of :data:`stgnn_diag.zoo.registry.NAMESPACE_GROUP`, which the zoo loads on the first namespaced lookup.
 
 Neither tsl nor PyG Temporal is imported here: ``names()`` returns the static lists of wrappers
 verified with tsl 0.9.5 / PyG Temporal 0.56.2 (the ``pygt:`` names are the keys of
@@ -13,7 +14,7 @@ from typing import List
 
 from torch import nn
 
-from ..zoo.registry import register_namespace
+from ..zoo.registry import Namespace
 from ._require import require_pygt, require_tsl
 
 #: ``tsl:`` entries = the forecasting models of ``tsl.nn.models`` that work in tsl 0.9.5.
@@ -49,5 +50,7 @@ def create_pygt(name: str, **kwargs) -> nn.Module:
     return build(name, **kwargs)
 
 
-register_namespace("tsl", tsl_names, create_tsl)
-register_namespace("pygt", pygt_names, create_pygt)
+#: The ``tsl:`` namespace provider.
+TSL = Namespace(tsl_names, create_tsl)
+#: The ``pygt:`` namespace provider.
+PYGT = Namespace(pygt_names, create_pygt)

@@ -3,7 +3,9 @@
 Entries are small functions returning an ``nn.Module``; their keyword defaults are the entry's
 configuration and ``create_model(name, **overrides)`` overrides any of them. Names may carry a
 namespace (``"tsl:GraphWaveNetModel"``); a namespace is served by a provider registered with
-:func:`register_namespace`, so optional integrations stay lazy.
+:func:`register_namespace` or declared as an entry point of the group :data:`NAMESPACE_GROUP` (how the
+package's own ``tsl:`` / ``pygt:`` namespaces and a third-party package's reach the zoo without the zoo
+importing them). Providers load on the first namespaced lookup, so optional integrations stay lazy.
 """
 from __future__ import annotations
 
@@ -11,6 +13,8 @@ import difflib
 import fnmatch
 import functools
 import inspect
+import warnings
+from importlib.metadata import entry_points
 from dataclasses import dataclass, field
 from typing import Callable, Dict, List, Optional, Tuple, Union
 
@@ -61,6 +65,14 @@ class Namespace:
 _ENTRIES: Dict[str, ModelEntry] = {}
 _NAMESPACES: Dict[str, Namespace] = {}
 
+#: Entry-point group of zoo namespaces: ``prefix = module:provider``, the provider having ``names()`` and
+#: ``create(name, **kwargs)`` (a :class:`Namespace`). In ``setup.cfg``::
+#:
+#:     [options.entry_points]
+#:     stgnn_diag.zoo_namespaces =
+#:         tsl = stgnn_diag.integrations.namespaces:TSL
+NAMESPACE_GROUP = "stgnn_diag.zoo_namespaces"
+
 
 def register_model(fn: Optional[Callable] = None, *, name: Optional[str] = None, tags: Tuple[str, ...] = (),
                    model_class: Optional[type] = None, pretrained_tags: Tuple[str, ...] = ()):
@@ -106,6 +118,27 @@ def register_namespace(prefix: str, names: Callable[[], List[str]], create: Call
     _NAMESPACES[prefix] = Namespace(names, create)
 
 
+@functools.lru_cache(maxsize=None)
+def _load_declared_namespaces() -> None:
+    """Register the providers of the installed packages' :data:`NAMESPACE_GROUP` entry points, once; one that
+    fails to import is left out with a warning naming it (the rest of the zoo still works)."""
+    for point in entry_points(group=NAMESPACE_GROUP):
+        if point.name in _NAMESPACES:
+            continue
+        try:
+            provider = point.load()
+        except Exception as err:  # a broken third-party plugin must not break the zoo
+            warnings.warn(f"zoo namespace {point.name!r} ({point.value}) could not be loaded: {err}")
+            continue
+        register_namespace(point.name, provider.names, provider.create)
+
+
+def _namespaces() -> Dict[str, Namespace]:
+    """Every namespace: those registered in code and those the installed packages declare."""
+    _load_declared_namespaces()
+    return _NAMESPACES
+
+
 def _namespaced(name: str) -> Optional[Tuple[str, str]]:
     """``(prefix, sub)`` for a ``prefix:Name`` string, ``None`` for a plain name: the one place a name is parsed."""
     prefix, sep, sub = name.partition(":")
@@ -114,7 +147,7 @@ def _namespaced(name: str) -> Optional[Tuple[str, str]]:
 
 def _all_names() -> List[str]:
     out = sorted(_ENTRIES)
-    for prefix, ns in sorted(_NAMESPACES.items()):
+    for prefix, ns in sorted(_namespaces().items()):
         out += [f"{prefix}:{n}" for n in ns.names()]
     return out
 
@@ -150,10 +183,11 @@ def get_entry(name: str) -> ModelEntry:
     if name in _ENTRIES:
         return _ENTRIES[name]
     split = _namespaced(name)
-    if split is None or split[0] not in _NAMESPACES or split[1] not in _NAMESPACES[split[0]].names():
+    namespaces = _namespaces()
+    if split is None or split[0] not in namespaces or split[1] not in namespaces[split[0]].names():
         raise _unknown(name)
     prefix, sub = split
-    return ModelEntry(name, functools.partial(_NAMESPACES[prefix].create, sub), f"{prefix} integration entry {sub}",
+    return ModelEntry(name, functools.partial(namespaces[prefix].create, sub), f"{prefix} integration entry {sub}",
                       native=False)
 
 

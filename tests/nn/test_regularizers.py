@@ -7,7 +7,7 @@ import torch
 
 from stgnn_diag.nn import (DiagonalRegularizer, TemporalAttention, make_regularizer, register_regularizer,
                            regularizer_names)
-from stgnn_diag.nn import regularizers as reg_mod
+from stgnn_diag.nn.regularizers import registry as reg_mod
 
 D, H, T = 8, 2, 5
 

@@ -60,3 +60,42 @@ def test_namespace_entries_are_entries_with_native_false():
             get_entry(bad)
     with pytest.raises(ValueError, match="ships no weights"):
         stgnn_diag.create_model("tsl:STIDModel", pretrained=True)
+
+
+def test_the_integration_namespaces_are_declared_entry_points_of_the_installed_package():
+    from importlib.metadata import entry_points
+
+    from stgnn_diag.zoo.registry import NAMESPACE_GROUP
+
+    declared = {p.name: p.value for p in entry_points(group=NAMESPACE_GROUP)}
+    assert declared["tsl"] == "stgnn_diag.integrations.namespaces:TSL"
+    assert declared["pygt"] == "stgnn_diag.integrations.namespaces:PYGT"
+
+
+def test_a_third_party_namespace_reaches_the_zoo_and_a_broken_one_warns(monkeypatch):
+    import types
+    import sys
+    import warnings
+    from importlib.metadata import EntryPoint
+
+    import torch
+    from stgnn_diag.zoo import registry
+
+    plugin = types.ModuleType("toy_zoo_plugin")
+    plugin.PROVIDER = registry.Namespace(lambda: ["Tiny"], lambda name, **kw: torch.nn.Linear(kw.get("n", 2), 1))
+    monkeypatch.setitem(sys.modules, "toy_zoo_plugin", plugin)
+    points = [EntryPoint("toy", "toy_zoo_plugin:PROVIDER", registry.NAMESPACE_GROUP),
+              EntryPoint("broken", "no_such_module_anywhere:X", registry.NAMESPACE_GROUP)]
+    monkeypatch.setattr(registry, "entry_points", lambda group: points if group == registry.NAMESPACE_GROUP else [])
+    monkeypatch.setattr(registry, "_NAMESPACES", dict(registry._NAMESPACES))
+    registry._load_declared_namespaces.cache_clear()
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            assert "toy:Tiny" in list_models(native=False)
+        assert any("'broken'" in str(w.message) and "no_such_module_anywhere" in str(w.message) for w in caught)
+        entry = get_entry("toy:Tiny")
+        assert entry.native is False
+        assert entry.fn(n=3).in_features == 3
+    finally:
+        registry._load_declared_namespaces.cache_clear()

@@ -6,7 +6,7 @@ from typing import Optional
 import torch
 from torch import Tensor
 
-from . import register_regularizer
+from .registry import register_regularizer
 from .base import DiagonalRegularizer, _no_effect, check_probability
 
 

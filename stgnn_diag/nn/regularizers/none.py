@@ -1,7 +1,7 @@
 """``diag="none"``: plain attention (the paper's variant (b))."""
 from __future__ import annotations
 
-from . import register_regularizer
+from .registry import register_regularizer
 from .base import DiagonalRegularizer
 
 
