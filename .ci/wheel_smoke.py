@@ -37,6 +37,11 @@ card = subprocess.run([*cli, "models", "--card", "tas_attn_none"], capture_outpu
 assert "metr_la_cpu15" in card and "stgnn_diag/zoo/weights/" in card, card[:500]
 print("ok  stgnn-diag models, stgnn-diag models --card")
 
+# the tsl: / pygt: namespaces reach the zoo through the wheel's entry points (no tsl installed here: names only)
+foreign = stgnn_diag.list_models(native=False)
+assert "tsl:GraphWaveNetModel" in foreign and "pygt:A3TGCN2" in foreign, foreign
+print(f"ok  {len(foreign)} tsl: / pygt: entries declared by the wheel's entry points")
+
 shipped = stgnn_diag.list_models(pretrained=True)
 assert len(shipped) == 21, shipped
 base = evaluate("last_value", max_windows=WINDOWS, progress=False)["metrics"]

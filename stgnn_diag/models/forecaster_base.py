@@ -2,12 +2,13 @@
 ``tts_attn_*``): diagonal-regularized temporal attention with a graph convolution on the sensor graph."""
 from __future__ import annotations
 
-from typing import Optional, Tuple, Union
+from typing import Optional, Tuple
 
 from torch import Tensor, nn
 
 from .embeddings import CalendarNodeEmbedding, STEmbedding, fill_missing
-from .inputs import check_inputs, check_mask, check_sizes, reset_children
+from .inputs import check_inputs, check_mask, reset_children
+from .options import ForecasterOptions, options_doc, options_signature
 from .seasonal_fallback import SeasonalFallback
 from .sublayers import GraphSublayer, TemporalBlock, make_graph_conv
 from .window_readout import HorizonHead, WindowSummary
@@ -34,46 +35,7 @@ class STForecasterBase(nn.Module):
     one vector per node) and ``decode`` (the MLP head).
 
     Args:
-        input_size: input channels per node and step.
-        output_size: output channels (default: ``input_size``).
-        horizon: predicted steps.
-        n_nodes: nodes (needed by the node and adaptive embeddings).
-        hidden_size: width ``d`` of the temporal and (T&S) graph layers.
-        exog_size: channels of ``u``: 1 (time of day) or 8 (time of day + one-hot weekday), or 0: no calendar,
-            which switches ``tod_embedding`` and ``dow_embedding`` off (a model without covariates).
-        window: input steps (the read-out reads the whole window).
-        heads: attention heads.
-        diag, diag_p, diag_penalty, learn_penalty, residual, causal: passed to every
-            :class:`~stgnn_diag.nn.TemporalAttention` (``residual=False`` is variant (a)).
-        attn_dropout: dropout on the attention weights.
-        dropout: dropout in the sub-layers and the read-out MLP.
-        ffn_size: hidden width of the feed-forward sub-layers (0: none).
-        tod_embedding: slots of the day of the time-of-day embedding (0: off; needs ``exog_size >= 1``).
-        dow_embedding: a weekday embedding (needs ``exog_size >= 8``).
-        node_embedding, adaptive_embedding: a learned vector per node / per (step, node) (need ``n_nodes``).
-        readout_size: width ``H`` of the per-node read-out vector.
-        readout_layers: residual MLP layers of the read-out.
-        readout_embedding: add time-of-day, weekday and node embeddings of the last input step
-            (``readout_size`` wide; the parts switched on for the input embedding) to the summary.
-        embedding_skip: add a linear map of the whole embedded window (the layers' input) to the
-            summary: STID's read-out of the raw window, beside the attention and graph layers.
-        graph_conv, k, adaptive, emb_size: the graph convolution (``"diffusion"`` with ``k`` hops in
-            both directions, optionally with a learned adjacency: ``True`` / ``"softmax"`` (Graph WaveNet's)
-            or ``"lowrank"`` (:class:`~stgnn_diag.nn.LowRankAdjacency`); or ``"gcn"``).
-        patch_size: steps per token (must divide ``window``): the layers run on ``window / patch_size``
-            tokens per node, each embedding ``patch_size`` consecutive steps (PatchTST's patches).
-        input_mask: the forward call takes ``x_mask`` (True = observed reading; named apart from tsl's
-            ``mask``, which masks the targets) and the embedding reads each missing reading as the last observed one plus a flag
-            (:class:`~stgnn_diag.models.embeddings.STEmbedding`).
-        level_skip: add each node's last input reading (with ``input_mask``, the last observed one) to every
-            predicted step: the layers and the read-out forecast the change from it. The forward output is then
-            ``decode(process(encode(x))) + x[:, -1]``, so the sensitivity tools' ``wrt="encoded"`` and
-            ``output="hidden"`` Jacobians leave the skip out; ``wrt="input"`` (the forward call) includes it.
-        seasonal_fallback: with ``input_mask``, in evaluation mode a node whose whole window is missing is
-            forecast as the median reading of its weekday and slot of the day at each target step
-            (:class:`~stgnn_diag.models.seasonal_fallback.SeasonalFallback`: a table saved with the weights, set
-            with ``model.fallback.set_table``; ``stgnn-diag train`` fits it on the training split). Training
-            mode leaves the forecast as it is, so the learned weights do not depend on the option.
+{options}
 
     Shapes:
         - x: ``[batch, window, nodes, input_size]``
@@ -88,62 +50,35 @@ class STForecasterBase(nn.Module):
     #: option's constructor default, the model as it was: :func:`stgnn_diag.zoo.registry.saved_model_kwargs`.
     ADDED_OPTIONS = ("input_mask", "level_skip", "seasonal_fallback")
 
-    def __init__(self, input_size: int, output_size: Optional[int] = None, horizon: int = 12,
-                 n_nodes: Optional[int] = None, hidden_size: int = 32, exog_size: int = 8, window: int = 12,
-                 heads: int = 4, diag: str = "none", diag_p: float = 0.0, diag_penalty: float = 0.0,
-                 learn_penalty: bool = False, residual: bool = True, causal: bool = False,
-                 attn_dropout: float = 0.0, dropout: float = 0.0, ffn_size: int = 64, tod_embedding: int = 288,
-                 dow_embedding: bool = True, node_embedding: bool = True, adaptive_embedding: bool = True,
-                 readout_size: int = 128, readout_layers: int = 2, readout_embedding: bool = True,
-                 embedding_skip: bool = False, graph_conv: str = "diffusion", k: int = 2,
-                 adaptive: Union[bool, str] = False, emb_size: int = 10, patch_size: int = 1,
-                 input_mask: bool = False, level_skip: bool = False, seasonal_fallback: bool = False):
+    def __init__(self, *args, **kwargs):
         super().__init__()
-        check_sizes(dict(input_size=input_size, horizon=horizon, hidden_size=hidden_size, window=window,
-                         readout_size=readout_size), n_nodes, exog_size)
-        if exog_size == 0:  # no calendar in u: the calendar embeddings would have nothing to read
-            tod_embedding, dow_embedding = 0, False
+        #: The options as given (checked), and as built (:meth:`ForecasterOptions.resolved`).
+        opts = ForecasterOptions(*args, **kwargs).resolved()
+        self.options = opts
         #: The calendar options as built (what :attr:`config` records: ``exog_size=0`` switches them off).
-        self.resolved_options = {"tod_embedding": tod_embedding, "dow_embedding": dow_embedding}
-        if tod_embedding and exog_size < 1:
-            raise ValueError(f"tod_embedding={tod_embedding} needs exog_size >= 1 (channel 0 of u is the time of "
-                             f"day); pass tod_embedding=0 to switch it off.")
-        if dow_embedding and exog_size < 8:
-            raise ValueError("dow_embedding=True needs exog_size >= 8 (channels 1..7 of u are the one-hot weekday); "
-                             "pass dow_embedding=False to switch it off.")
-        if exog_size and not (tod_embedding or dow_embedding):
-            raise ValueError(f"exog_size={exog_size} but no part of the model reads u (tod_embedding=0, "
-                             f"dow_embedding=False): pass exog_size=0 (train: --covariates none) or switch one on.")
-        self.input_size, self.output_size = input_size, output_size or input_size
-        self.horizon, self.n_nodes, self.hidden_size = horizon, n_nodes, hidden_size
-        self.exog_size, self.window = exog_size, window
-        self.embedding = STEmbedding(input_size, hidden_size, window, n_nodes, tod_embedding, dow_embedding,
-                                     node_embedding, adaptive_embedding, patch_size, input_mask)
-        self.input_mask = input_mask
-        if not isinstance(level_skip, bool):
-            raise ValueError(f"level_skip must be True or False, got {level_skip!r}.")
-        if level_skip and self.output_size > input_size:
-            raise ValueError(f"level_skip=True adds each node's last input reading to its output channels: it needs "
-                             f"output_size <= input_size, got {self.output_size} > {input_size}.")
-        self.level_skip = level_skip
-        if not isinstance(seasonal_fallback, bool):
-            raise ValueError(f"seasonal_fallback must be True or False, got {seasonal_fallback!r}.")
-        if seasonal_fallback and not (input_mask and n_nodes and tod_embedding and exog_size >= 8):
-            raise ValueError("seasonal_fallback=True forecasts nodes with no observed reading from a weekday x slot x "
-                             "node table: it needs input_mask=True, n_nodes, and the time of day and weekday in u "
-                             f"(tod_embedding > 0, exog_size >= 8); got input_mask={input_mask}, n_nodes={n_nodes}, "
-                             f"tod_embedding={tod_embedding}, exog_size={exog_size}.")
-        self.fallback = SeasonalFallback(tod_embedding, n_nodes, self.output_size) if seasonal_fallback else None
-        self.patch_size, self.tokens = patch_size, self.embedding.tokens
-        self.summary = WindowSummary(self.tokens, hidden_size, readout_size)
-        self.skip = WindowSummary(self.tokens, hidden_size, readout_size) if embedding_skip else None
-        self.readout_embedding = CalendarNodeEmbedding(readout_size, n_nodes, tod_embedding, dow_embedding,
-                                                       node_embedding) if readout_embedding else None
-        self.head = HorizonHead(readout_size, horizon, self.output_size, readout_layers, dropout)
-        self._attn_kwargs = dict(diag=diag, diag_p=diag_p, diag_penalty=diag_penalty, learn_penalty=learn_penalty,
-                                 residual=residual, causal=causal, dropout=attn_dropout)
-        self._graph_kwargs = dict(kind=graph_conv, k=k, n_nodes=n_nodes, adaptive=adaptive, emb_size=emb_size)
-        self._heads, self._ffn_size, self._dropout_p = heads, ffn_size, dropout
+        self.resolved_options = {"tod_embedding": opts.tod_embedding, "dow_embedding": opts.dow_embedding}
+        self.input_size, self.output_size = opts.input_size, opts.output_size
+        self.horizon, self.n_nodes, self.hidden_size = opts.horizon, opts.n_nodes, opts.hidden_size
+        self.exog_size, self.window = opts.exog_size, opts.window
+        self.embedding = STEmbedding(opts.input_size, opts.hidden_size, opts.window, opts.n_nodes, opts.tod_embedding,
+                                     opts.dow_embedding, opts.node_embedding, opts.adaptive_embedding,
+                                     opts.patch_size, opts.input_mask)
+        self.input_mask, self.level_skip = opts.input_mask, opts.level_skip
+        self.fallback = (SeasonalFallback(opts.tod_embedding, opts.n_nodes, opts.output_size)
+                         if opts.seasonal_fallback else None)
+        self.patch_size, self.tokens = opts.patch_size, self.embedding.tokens
+        self.summary = WindowSummary(self.tokens, opts.hidden_size, opts.readout_size)
+        self.skip = WindowSummary(self.tokens, opts.hidden_size, opts.readout_size) if opts.embedding_skip else None
+        self.readout_embedding = (CalendarNodeEmbedding(opts.readout_size, opts.n_nodes, opts.tod_embedding,
+                                                        opts.dow_embedding, opts.node_embedding)
+                                  if opts.readout_embedding else None)
+        self.head = HorizonHead(opts.readout_size, opts.horizon, opts.output_size, opts.readout_layers, opts.dropout)
+        self._attn_kwargs = dict(diag=opts.diag, diag_p=opts.diag_p, diag_penalty=opts.diag_penalty,
+                                 learn_penalty=opts.learn_penalty, residual=opts.residual, causal=opts.causal,
+                                 dropout=opts.attn_dropout)
+        self._graph_kwargs = dict(kind=opts.graph_conv, k=opts.k, n_nodes=opts.n_nodes, adaptive=opts.adaptive,
+                                  emb_size=opts.emb_size)
+        self._heads, self._ffn_size, self._dropout_p = opts.heads, opts.ffn_size, opts.dropout
 
     # --- layer factories for subclasses ------------------------------------------------------------
     def temporal_block(self) -> TemporalBlock:
@@ -203,3 +138,7 @@ class STForecasterBase(nn.Module):
             observed = x_mask.expand_as(x)[..., :self.output_size].amax(1) > 0                    # [b, N, C]
             y = self.fallback(y, observed, u[:, -1])
         return y
+
+
+STForecasterBase.__init__.__signature__ = options_signature(ForecasterOptions)
+STForecasterBase.__doc__ = STForecasterBase.__doc__.replace("{options}", options_doc(ForecasterOptions))

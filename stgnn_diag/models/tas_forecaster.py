@@ -23,15 +23,13 @@ class TASForecaster(STForecasterBase):
         x ``[batch, window, nodes, input_size]`` -> ``[batch, horizon, nodes, output_size]``.
     """
 
-    def __init__(self, input_size: int, output_size: Optional[int] = None, horizon: int = 12,
-                 n_nodes: Optional[int] = None, hidden_size: int = 32, exog_size: int = 8, n_layers: int = 2,
-                 **kwargs):
-        super().__init__(input_size, output_size, horizon, n_nodes, hidden_size, exog_size, **kwargs)
+    def __init__(self, *args, n_layers: int = 2, **kwargs):
+        super().__init__(*args, **kwargs)
         if not isinstance(n_layers, int) or n_layers < 1:
             raise ValueError(f"n_layers must be a positive integer, got {n_layers!r}.")
         self.n_layers = n_layers
         self.temporal = nn.ModuleList([self.temporal_block() for _ in range(n_layers)])
-        self.spatial = nn.ModuleList([self.graph_sublayer(hidden_size) for _ in range(n_layers)])
+        self.spatial = nn.ModuleList([self.graph_sublayer(self.hidden_size) for _ in range(n_layers)])
 
     def process(self, h: Tensor, edge_index: Tensor, edge_weight: Optional[Tensor] = None,
                 u: Optional[Tensor] = None) -> Tensor:

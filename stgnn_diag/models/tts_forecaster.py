@@ -26,17 +26,16 @@ class TTSForecaster(STForecasterBase):
         x ``[batch, window, nodes, input_size]`` -> ``[batch, horizon, nodes, output_size]``.
     """
 
-    def __init__(self, input_size: int, output_size: Optional[int] = None, horizon: int = 12,
-                 n_nodes: Optional[int] = None, hidden_size: int = 32, exog_size: int = 8,
-                 temporal_layers: int = 1, spatial_layers: int = 2, spatial_on: str = "summary", **kwargs):
-        super().__init__(input_size, output_size, horizon, n_nodes, hidden_size, exog_size, **kwargs)
+    def __init__(self, *args, temporal_layers: int = 1, spatial_layers: int = 2, spatial_on: str = "summary",
+                 **kwargs):
+        super().__init__(*args, **kwargs)
         for name, v in dict(temporal_layers=temporal_layers, spatial_layers=spatial_layers).items():
             if not isinstance(v, int) or v < 1:
                 raise ValueError(f"{name} must be a positive integer, got {v!r}.")
         if spatial_on not in SPATIAL_ON:
             raise ValueError(f"Unknown spatial_on {spatial_on!r}; choose one of {SPATIAL_ON}.")
         self.spatial_on = spatial_on
-        width = self.summary.lin.out_features if spatial_on == "summary" else hidden_size
+        width = self.summary.lin.out_features if spatial_on == "summary" else self.hidden_size
         self.temporal = nn.ModuleList([self.temporal_block() for _ in range(temporal_layers)])
         self.spatial = nn.ModuleList([self.graph_sublayer(width) for _ in range(spatial_layers)])
 
