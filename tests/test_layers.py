@@ -14,8 +14,8 @@ PACKAGE = Path(__file__).resolve().parents[1] / "stgnn_diag"
 #: Bottom to top. A module may import from its own subpackage and from any layer strictly below its own.
 #: ``(root)`` is ``stgnn_diag/__init__.py`` and its top-level helper modules sit in the first two layers.
 LAYERS: List[Set[str]] = [
-    {"_lazy", "_io", "_values", "metrics"},
-    {"(root)", "tables"},
+    {"_lazy", "_io", "_values", "_tensor_checks", "metrics"},
+    {"(root)", "calendar", "tables"},
     {"nn"},
     {"models"},
     {"zoo"},

@@ -1,6 +1,6 @@
 """Calendar covariates: time of day and day of week.
 
-Encoding used across the package (``EXOG_SIZE = 8`` channels):
+The encoding (:mod:`stgnn_diag.calendar`, ``EXOG_SIZE = 8`` channels):
 
 * channel 0: time of day, fraction of the day in ``[0, 1)`` (00:00 -> 0, 23:55 -> 287/288), as DCRNN;
 * channels 1..7: day of week, one-hot, Monday = channel 1 ... Sunday = channel 7
@@ -10,8 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-#: Number of covariate channels returned by :func:`calendar_covariates`.
-EXOG_SIZE = 8
+from ..calendar import EXOG_SIZE  # noqa: F401  (re-exported: the channels :func:`calendar_covariates` returns)
 
 _NS_PER_DAY = 86_400 * 10**9
 

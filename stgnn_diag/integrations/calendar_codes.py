@@ -12,8 +12,7 @@ from typing import Optional, Tuple
 import torch
 from torch import Tensor
 
-#: exog sizes that carry our calendar encoding.
-CALENDAR_EXOG_SIZES = (1, 8)
+from ..calendar import CALENDAR_EXOG_SIZES  # noqa: F401  (re-exported)
 
 
 def calendar_codes(u: Tensor, steps_per_day: int = 288) -> Tuple[Tensor, Optional[Tensor]]:

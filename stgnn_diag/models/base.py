@@ -8,7 +8,9 @@ import torch.utils.checkpoint
 from torch import Tensor, nn
 
 from ..nn import PositionalEncoding
-from .inputs import check_calendar, check_inputs, check_sizes, reset_children
+from ..calendar import check_calendar
+from ..nn.reset import reset_children
+from .inputs import check_inputs, check_sizes
 from .sublayers import GraphSublayer, TemporalSublayer, make_activation, make_graph_conv
 
 EXOG_MODES = ("input", "blocks")
@@ -162,6 +164,6 @@ class STAttentionBase(nn.Module):
         return self.decode(h)
 
     def reset_parameters(self) -> None:
-        """Restore a fresh model's initialisation (see :func:`~stgnn_diag.models.inputs.reset_children`)."""
+        """Restore a fresh model's initialisation (see :func:`~stgnn_diag.nn.reset.reset_children`)."""
         reset_children(self)
         self._init_node_embedding()

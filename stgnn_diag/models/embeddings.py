@@ -8,7 +8,7 @@ import torch
 from torch import Tensor, nn
 
 from ..nn.transforms import functorch_active
-from .inputs import check_calendar
+from ..calendar import check_calendar
 
 #: Covariate channels read by the calendar embeddings (see :mod:`stgnn_diag.datasets.covariates`):
 #: channel 0 is the time of day as a fraction of the day in [0, 1); channels 1..7 the one-hot weekday.

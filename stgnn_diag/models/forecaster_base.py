@@ -7,7 +7,8 @@ from typing import Optional, Tuple
 from torch import Tensor, nn
 
 from .embeddings import CalendarNodeEmbedding, STEmbedding, fill_missing
-from .inputs import check_inputs, check_mask, reset_children
+from ..nn.reset import reset_children
+from .inputs import check_inputs, check_mask
 from .options import ForecasterOptions, options_doc, options_signature
 from .seasonal_fallback import SeasonalFallback
 from .sublayers import GraphSublayer, TemporalBlock, make_graph_conv
@@ -90,7 +91,7 @@ class STForecasterBase(nn.Module):
         return GraphSublayer(dim, make_graph_conv(dim=dim, **self._graph_kwargs), dropout=self._dropout_p)
 
     def reset_parameters(self) -> None:
-        """Restore a fresh model's initialisation (see :func:`~stgnn_diag.models.inputs.reset_children`)."""
+        """Restore a fresh model's initialisation (see :func:`~stgnn_diag.nn.reset.reset_children`)."""
         reset_children(self)
 
     # --- the tsl contract and the three stages ----------------------------------------------------

@@ -6,7 +6,9 @@ from typing import Dict, Optional, Tuple
 import torch
 from torch import Tensor
 
+from .._tensor_checks import cheap_to_check, check_finite
 from ..nn import as_edge_index, check_edge_index
+from .layout_hint import layout_hint
 
 
 def check_sizes(positive: dict, n_nodes=None, exog_size: int = 0) -> None:
@@ -24,9 +26,10 @@ def check_sizes(positive: dict, n_nodes=None, exog_size: int = 0) -> None:
         raise ValueError(f"exog_size must be an integer >= 0, got {exog_size!r}.")
 
 
-def check_inputs(model, x: Tensor, edge_index, edge_weight: Optional[Tensor], u: Optional[Tensor]
-                 ) -> Tuple[Tensor, Optional[Tensor], Optional[Tensor]]:
-    """Validate a forward call against ``model``'s ``input_size``, ``window``, ``n_nodes`` and ``exog_size``.
+def check_inputs(model, x: Tensor, edge_index, edge_weight: Optional[Tensor], u: Optional[Tensor], *,
+                 fixed_window: bool = True) -> Tuple[Tensor, Optional[Tensor], Optional[Tensor]]:
+    """Validate a forward call against ``model``'s ``input_size``, ``window`` (unless ``fixed_window=False``: a
+    model that reads any number of steps), ``n_nodes`` and ``exog_size``.
 
     Returns ``(edge_index [2, E], edge_weight [E] or None, u [b, t, n, exog] or None)``; raises
     ``TypeError`` / ``ValueError`` naming what to fix.
@@ -37,7 +40,7 @@ def check_inputs(model, x: Tensor, edge_index, edge_weight: Optional[Tensor], u:
         raise ValueError(f"x must have shape [batch, time, nodes, features], got {tuple(x.shape)}; "
                          f"for a single window use x.unsqueeze(0), for one feature x.unsqueeze(-1).")
     b, t, n, f = x.shape
-    if (f, t) != (model.input_size, model.window):
+    if f != model.input_size or (fixed_window and t != model.window):
         hint = layout_hint(tuple(x.shape), model)
         if f != model.input_size:
             raise ValueError(f"x has {f} features per node but the model was built with "
@@ -95,82 +98,6 @@ def check_mask(model, x: Tensor, mask: Optional[Tensor]) -> Optional[Tensor]:
         raise TypeError(f"x_mask must be a torch.Tensor, got {type(mask).__name__}.")
     if mask.dim() != 4 or mask.shape[:3] != x.shape[:3] or mask.size(-1) not in (1, x.size(-1)):
         raise ValueError(f"x_mask must have x's shape {tuple(x.shape)} (or one feature), got {tuple(mask.shape)}.")
-    if mask.dtype != torch.bool and _cheap_to_check(mask) and not bool(((mask == 0) | (mask == 1)).all()):
+    if mask.dtype != torch.bool and cheap_to_check(mask) and not bool(((mask == 0) | (mask == 1)).all()):
         raise ValueError("x_mask must be bool or hold only 0 and 1 (1 = observed).")
     return mask.to(x.dtype)
-
-
-#: PyG Temporal's 4-d layouts: where the time, node and feature axes of ``x`` are (see
-#: :mod:`stgnn_diag.integrations.pygt_layouts`).
-_LAYOUTS = {"BNFT": (3, 1, 2), "BFNT": (3, 2, 1)}
-
-
-def layout_hint(shape, model) -> str:
-    """A sentence naming the PyG Temporal layout that ``shape`` would fit, if one does."""
-    n_nodes = getattr(model, "n_nodes", None)
-    for name, (t_ax, n_ax, f_ax) in _LAYOUTS.items():
-        if shape[t_ax] == model.window and shape[f_ax] == model.input_size and n_nodes in (None, shape[n_ax]):
-            return (f" x looks like PyG Temporal's {name} layout ([batch, {'nodes, features' if name == 'BNFT' else 'features, nodes'}"
-                    f", time]); the models take [batch, time, nodes, features]: "
-                    f"stgnn_diag.integrations.pygt_layouts.from_layout(x, {name!r}).")
-    return ""
-
-
-def _cheap_to_check(t: Tensor) -> bool:
-    """A plain CPU tensor outside ``torch.compile`` and torch.func transforms: checking its values costs
-    microseconds and no device sync (on a GPU, or under vmap / jacrev, the check is skipped)."""
-    return (t.device.type == "cpu" and not torch.compiler.is_compiling()
-            and not torch._C._functorch.is_functorch_wrapped_tensor(t))
-
-
-_FIX_READINGS = ("mark missing readings in the data (0 in METR-LA's files) and scale them, or fill them (e.g. "
-                 "forward fill) before the call")
-
-
-def check_finite(t: Tensor, name: str, fix: str = _FIX_READINGS) -> None:
-    """Raise ``ValueError`` if ``t`` holds NaN or Inf (where :func:`_cheap_to_check`): the output would be
-    NaN everywhere a message reaches, with nothing said. ``fix`` says what to do instead."""
-    if _cheap_to_check(t) and not bool(torch.isfinite(t).all()):
-        nan, inf = int(torch.isnan(t).sum()), int(torch.isinf(t).sum())
-        raise ValueError(f"{name} holds {nan} NaN and {inf} Inf values (of {t.numel()}); the models need finite "
-                         f"inputs: {fix}.")
-
-
-def reset_children(module) -> None:
-    """Re-initialise ``module``'s sub-modules as a fresh model would: each top-most sub-module that has
-    its own ``reset_parameters`` runs it (a :class:`~stgnn_diag.nn.TemporalAttention` its Xavier init)
-    and is not walked further, so the default init of the ``nn.Linear`` layers inside it does not
-    overwrite the layer's own."""
-    for child in module.children():
-        if hasattr(child, "reset_parameters"):
-            child.reset_parameters()
-        else:
-            reset_children(child)
-
-
-#: Where a user learns the expected calendar encoding and how to convert another one.
-_CALENDAR_HELP = ("the time of day as a fraction of the day in [0, 1) in channel 0 and a one-hot weekday "
-                  "(Monday first) in channels 1..7 (stgnn_diag.datasets.covariates.calendar_covariates). "
-                  "From tsl's datetime_encoded('day') (sin, cos): stgnn_diag.datasets.covariates."
-                  "tod_from_sin_cos; from PyG Temporal's z-scored time of day: tod_from_zscore")
-
-
-#: Float error tolerated around [0, 1) (a slot is a fraction of 1/288 = 3.5e-3 wide).
-CALENDAR_TOL = 1e-4
-
-
-def check_calendar(u: Tensor, tod: bool, dow: bool) -> None:
-    """Raise ``ValueError`` unless the channels of ``u [..., c]`` that the calendar embeddings read hold our
-    encoding (checked where :func:`_cheap_to_check`): another encoding would be looked up as wrong slots."""
-    if u is None or not _cheap_to_check(u):
-        return
-    if tod:
-        t = u[..., 0]
-        if bool((t < -CALENDAR_TOL).any()) or bool((t >= 1 + CALENDAR_TOL).any()):
-            raise ValueError(f"u[..., 0] holds values in [{float(t.min()):.3g}, {float(t.max()):.3g}], not a "
-                             f"time of day in [0, 1). The calendar embeddings expect {_CALENDAR_HELP}.")
-    if dow:
-        d = u[..., 1:8]
-        if d.size(-1) != 7 or not bool(((d == 0) | (d == 1)).all()) or not bool((d.sum(-1) == 1).all()):
-            raise ValueError(f"u[..., 1:8] is not a one-hot weekday. The calendar embeddings expect "
-                             f"{_CALENDAR_HELP}.")

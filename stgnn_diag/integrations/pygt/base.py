@@ -14,8 +14,7 @@ require_pygt("stgnn_diag.integrations.pygt")
 
 from torch_geometric.utils import sort_edge_index  # noqa: E402
 
-from ...models.inputs import layout_hint  # noqa: E402
-from ...nn import as_edge_index, check_edge_index  # noqa: E402
+from ...models.inputs import check_inputs  # noqa: E402
 from ..pygt_layouts import output_to_tsl  # noqa: E402
 
 
@@ -79,31 +78,11 @@ class PyGTModel(nn.Module):
 
     def check_inputs(self, x: Tensor, edge_index, edge_weight: Optional[Tensor], u: Optional[Tensor]
                      ) -> Tuple[Tensor, Tensor, Optional[Tensor]]:
-        """Validate; returns ``(edge_index, edge_weight [E] (ones if None), u)``."""
-        if not isinstance(x, Tensor) or x.dim() != 4:
-            shape = tuple(x.shape) if isinstance(x, Tensor) else type(x).__name__
-            raise ValueError(f"x must be [batch, time, nodes, features], got {shape}.")
-        b, t, n, f = x.shape
-        if f != self.input_size or (self.fixed_window and t != self.window):
-            hint = layout_hint(tuple(x.shape), self)  # a PyG Temporal layout passed where ours is expected
-            if f != self.input_size:
-                raise ValueError(f"x has {f} features but the model was built with input_size={self.input_size}."
-                                 f"{hint}")
-            raise ValueError(f"x has {t} steps but the model was built with window={self.window}.{hint}")
-        if self.n_nodes is not None and n != self.n_nodes:
-            raise ValueError(f"x has {n} nodes but the model was built with n_nodes={self.n_nodes}.")
-        edge_index, edge_weight = as_edge_index(edge_index, edge_weight)
-        check_edge_index(edge_index, n, edge_weight)
+        """Validate (:func:`~stgnn_diag.models.inputs.check_inputs`, our models' checks); returns ``(edge_index,
+        edge_weight [E] (ones if None), u [b, t, n, exog] or None)``."""
+        edge_index, edge_weight, u = check_inputs(self, x, edge_index, edge_weight, u, fixed_window=self.fixed_window)
         if edge_weight is None:
             edge_weight = torch.ones(edge_index.size(1), dtype=x.dtype, device=x.device)
-        if self.exog_size == 0:
-            if u is not None:
-                raise ValueError("u was given but the model was built with exog_size=0.")
-        else:
-            if u is None or u.dim() not in (3, 4) or u.shape[:2] != (b, t) or u.size(-1) != self.exog_size:
-                shape = None if u is None else tuple(u.shape)
-                raise ValueError(f"u must be [{b}, {t}, {self.exog_size}] or [{b}, {t}, {n}, {self.exog_size}], "
-                                 f"got {shape}.")
         return edge_index, edge_weight.to(x.dtype), u
 
     def forward(self, x: Tensor, edge_index, edge_weight: Optional[Tensor] = None,
