@@ -29,10 +29,11 @@ from typing import Optional
 import numpy as np
 
 from .base import SensorDataset
+from ..nn.hops import hop_distances
 from .graph import dense_to_edge_index
 from .registration import register_dataset
 
-__all__ = ["LagHopTask", "hop_matrix", "ring_adjacency", "grid_adjacency"]
+__all__ = ["LagHopTask", "ring_adjacency", "grid_adjacency"]
 
 GRAPHS = ("ring", "grid", "metr_la")
 
@@ -57,16 +58,6 @@ def grid_adjacency(side: int) -> np.ndarray:
     return adj
 
 
-def hop_matrix(adj: np.ndarray) -> np.ndarray:
-    """``[n, n]`` float64: ``D[u, v]`` = edges on a shortest path ``u -> v`` (``adj[i, j] != 0`` is ``i -> j``;
-    ``inf`` if none)."""
-    from scipy.sparse import csr_matrix
-    from scipy.sparse.csgraph import shortest_path
-
-    off = (adj != 0) & ~np.eye(len(adj), dtype=bool)
-    return shortest_path(csr_matrix(off.astype(np.float64)), directed=True, unweighted=True)
-
-
 @register_dataset
 class LagHopTask(SensorDataset):
     """The lag-hop task (see the module docstring): ``get_dataset("lag_hop", hop=3, lag=5, graph="ring")``.
@@ -85,7 +76,7 @@ class LagHopTask(SensorDataset):
 
     Attributes (beyond :class:`SensorDataset`'s):
         source: ``[nodes]`` int64, each node's source (``-1``: none, the node is missing throughout).
-        hops: ``[nodes, nodes]`` float64, the hop matrix :func:`hop_matrix` of the graph.
+        hops: ``[nodes, nodes]`` float64, the graph's hop counts (:func:`~stgnn_diag.nn.hops.hop_distances`).
         noise_floor_mae: the expected MAE of the true conditional mean, ``sigma * sqrt(2 / pi)``.
     """
 
@@ -117,7 +108,7 @@ class LagHopTask(SensorDataset):
             adj = ring_adjacency(n_nodes) if graph == "ring" else grid_adjacency(max(2, round(math.sqrt(n_nodes))))
             ids, self.locations = [f"node{i}" for i in range(len(adj))], np.zeros((len(adj), 2))
         self.adj, self.sensor_ids = adj, ids
-        self.hops = hop_matrix(adj)
+        self.hops = hop_distances(np.stack(np.nonzero(adj)), len(adj)).numpy()
         rng = np.random.default_rng(seed)
         self.source = np.full(len(adj), -1, dtype=np.int64)
         for v in range(len(adj)):
