@@ -18,7 +18,7 @@ import torch
 
 from stgnn_diag.datasets import get_dataset, make_splits, recorded_dataset
 from stgnn_diag.training import load_checkpoint
-from stgnn_diag.training.evaluate import predict_split, score
+from stgnn_diag.training.scoring import predict_split, score
 
 
 def average_state(states):

@@ -46,7 +46,7 @@ def run_unit(args, model: str, hop: int, lag: int, seed: int) -> Dict:
     from stgnn_diag.datasets import get_dataset, make_splits
     from stgnn_diag.sensitivity.known_answer import lag_hop_recovery
     from stgnn_diag.training import TrainConfig, train
-    from stgnn_diag.training.evaluate import load_checkpoint
+    from stgnn_diag.training.predictor import load_checkpoint
 
     name = dataset_name(args, hop, lag)
     out = args.runs / f"{model}__h{hop}-l{lag}__s{seed}"

@@ -32,7 +32,7 @@ import numpy as np
 
 from stgnn_diag.baselines import MEDIAN_POOL, historical_average, historical_median
 from stgnn_diag.datasets import DEFAULT_DATASET, get_dataset, make_splits
-from stgnn_diag.training.evaluate import evaluate
+from stgnn_diag.training.scoring import evaluate
 
 
 def predictions(spec: str, cache: Path, split: str = "test") -> np.ndarray:

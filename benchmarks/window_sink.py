@@ -33,7 +33,7 @@ def unit_rows(udir: Path, windows: int, jacobian_windows: int) -> List[Dict]:
 
     from stgnn_diag.sensitivity import attention_diagnostics, spatiotemporal_jacobian
     from stgnn_diag.training import load_predictor
-    from stgnn_diag.training.evaluate import predictor_splits
+    from stgnn_diag.training.predictor import predictor_splits
 
     result = json.loads((udir / "result.json").read_text())
     ckpt = udir / "run" / "checkpoints" / "last.ckpt"

@@ -2,25 +2,28 @@
 from __future__ import annotations
 
 import importlib
+import pkgutil
 import sys
-import types
 from typing import Callable, Dict, Iterable, Tuple
 
 
 def lazy_exports(package: str, where: Dict[str, str], submodules: Iterable[str] = ()) -> Tuple[Callable, Callable]:
     """``(__getattr__, __dir__)`` for ``package``: ``where`` maps an exported name to the submodule that
-    defines it (``{"train": "train"}``: ``package.train.train``); ``submodules`` are importable as attributes.
+    defines it (``{"train": "fit"}``: ``package.fit.train``); ``submodules`` are importable as attributes.
 
-    An export named like its submodule (``training.train``, ``training.evaluate``) stays the export once the
-    submodule is imported, as after an eager ``from .train import train``: the import system's binding of the
-    submodule on the package is not kept.
+    An export may not be named like a submodule of the package (importing the submodule would rebind the name
+    to the module): ``ValueError`` at import time.
     """
     subs = tuple(submodules)
+    path = getattr(sys.modules[package], "__path__", None)
+    clashes = sorted(set(where) & {m.name for m in pkgutil.iter_modules(path)}) if path else []
+    if clashes:
+        raise ValueError(f"{package} exports {clashes} named like its submodules; rename the submodules.")
 
     def __getattr__(name: str):
         if name in where:
             value = getattr(importlib.import_module(f".{where[name]}", package), name)
-            object.__setattr__(sys.modules[package], name, value)  # next time a plain attribute
+            setattr(sys.modules[package], name, value)  # next time a plain attribute
             return value
         if name in subs:
             return importlib.import_module(f".{name}", package)
@@ -29,11 +32,4 @@ def lazy_exports(package: str, where: Dict[str, str], submodules: Iterable[str] 
     def __dir__():
         return sorted(set(where) | set(subs))
 
-    class _Package(types.ModuleType):
-        def __setattr__(self, name, value):
-            if name in where and isinstance(value, types.ModuleType):
-                return  # a submodule named like an export: the export (loaded on first use) wins
-            super().__setattr__(name, value)
-
-    sys.modules[package].__class__ = _Package
     return __getattr__, __dir__

@@ -117,7 +117,7 @@ def test_the_graph_sees_known_edges():
     # guards the parser: these edges exist, so a graph without them would pass the layer test vacuously
     assert "stgnn_diag.nn" in GRAPH["stgnn_diag.models.sublayers"]
     assert "stgnn_diag.nn.regularizers.registry" in GRAPH["stgnn_diag.nn.regularizers.mask"]
-    assert any(t.startswith("stgnn_diag.zoo") for t in GRAPH["stgnn_diag.training.train"])
+    assert any(t.startswith("stgnn_diag.zoo") for t in GRAPH["stgnn_diag.training.fit"])
 
 
 @pytest.mark.parametrize("sub", sorted({_subpackage(m) for m in GRAPH} | {_subpackage(t) for ts in GRAPH.values()

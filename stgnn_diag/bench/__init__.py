@@ -7,7 +7,7 @@
 * :mod:`.store` — where a unit's ``result.json`` / ``error.json`` / run folder live, :func:`unit_state`;
 * :mod:`.staleness` — when a stored result or run folder still counts as a unit's;
 * :mod:`.isolation` / :mod:`.worker` — a unit in its own process, and the signals around it;
-* :mod:`.aggregate` — mean ± sample std over seeds per (model, protocol, horizon, budget label);
+* :mod:`.aggregation` — mean ± sample std over seeds per (model, protocol, horizon, budget label);
 * :mod:`.report` — markdown tables with protocol / budget / seeds / machine, CSV, PNG plots;
 * :mod:`.paper_table` — the paper's published Table 1, shown only on request and labelled;
 * the ``stgnn-diag bench`` sub-command itself is :mod:`stgnn_diag.cli.bench`.
@@ -16,14 +16,14 @@ from .._lazy import lazy_exports
 
 #: exported name -> the submodule defining it (imported on first use)
 _WHERE = {
-    "AggregationError": "aggregate",
-    "Row": "aggregate",
-    "Stat": "aggregate",
-    "Table": "aggregate",
-    "aggregate": "aggregate",
-    "build_tables": "aggregate",
-    "collect": "aggregate",
-    "summarize": "aggregate",
+    "AggregationError": "aggregation",
+    "Row": "aggregation",
+    "Stat": "aggregation",
+    "Table": "aggregation",
+    "aggregate": "aggregation",
+    "build_tables": "aggregation",
+    "collect": "aggregation",
+    "summarize": "aggregation",
     "GridError": "grid",
     "GridSpec": "grid",
     "Unit": "grid",

@@ -7,7 +7,7 @@ machines of this project differed by 1.9x (tsl STID reached 6,357 steps in 15 mi
 throughput of a fixed matrix product in its own process, with its own threads, before and after it trains,
 and keeps the better figure (``machine.gemm_gflops`` in ``result.json``): what the machine and the thread
 count can do, not a moment's load (three processes on two cores gave one unit 127 GFLOP/s and its
-neighbours 175-185 at the start). :mod:`~stgnn_diag.bench.aggregate` refuses to average or table
+neighbours 175-185 at the start). :mod:`~stgnn_diag.bench.aggregation` refuses to average or table
 equal-time results whose figures differ by more than :data:`SPEED_TOLERANCE`; the report's
 time-to-accuracy plot says so in its axis label and the report under it.
 """

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from itertools import combinations
 from typing import Dict, List, Optional
 
-from .aggregate import Row, Table
+from .aggregation import Row, Table
 from .paper_table import VARIANT_OF, paper_rows
 
 __all__ = ["ARRANGEMENTS", "VariantOrder", "variant_orders", "ordering_markdown"]
@@ -82,7 +82,7 @@ def variant_orders(table: Table, metric: Optional[str] = None) -> List[VariantOr
     """One :class:`VariantOrder` per arrangement with at least two variants in ``table``.
 
     Args:
-        table: from :func:`~stgnn_diag.bench.aggregate.build_tables`.
+        table: from :func:`~stgnn_diag.bench.aggregation.build_tables`.
         metric: the column to rank (default: MAE at the table's last step).
     """
     metric = metric or f"mae@{table.horizon}"

@@ -21,7 +21,7 @@ import re
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Union
 
-from .aggregate import METRICS, Table, row_names, trained_on
+from .aggregation import METRICS, Table, row_names, trained_on
 
 __all__ = ["EXPERIMENT_JSON", "NOTES_END", "NOTES_START", "UNIT_FIELDS", "page_markdown", "read_commands",
            "read_notes", "record_command", "write_units_csv"]
@@ -75,7 +75,7 @@ def _metric_columns(results: Sequence[Dict[str, Any]]) -> List[str]:
 
 def write_units_csv(results: Sequence[Dict[str, Any]], path: Union[str, Path]) -> Path:
     """``results.csv``: one row per unit (``row`` is the name of its table row, see
-    :func:`~stgnn_diag.bench.aggregate.row_names`); dictionaries are JSON, metrics have a column each."""
+    :func:`~stgnn_diag.bench.aggregation.row_names`); dictionaries are JSON, metrics have a column each."""
     results = list(results)
     names = row_names(results)
     metrics = _metric_columns(results)

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Dict, Iterable, List, Optional, Union
 
-from .aggregate import METRICS, Row, Table, aggregate, build_tables, collect, overrides_suffix
+from .aggregation import METRICS, Row, Table, aggregate, build_tables, collect, overrides_suffix
 from .calibration import mismatch_message, same_compute
 from .ordering import ordering_markdown
 from .figures import new_figure
@@ -77,7 +77,7 @@ def table_markdown(table: Table, *, digits: int = 3, paper: bool = False) -> str
     """One table as markdown: a heading, its honesty header, the rows, footnotes.
 
     Args:
-        table: from :func:`~stgnn_diag.bench.aggregate.build_tables`.
+        table: from :func:`~stgnn_diag.bench.aggregation.build_tables`.
         digits: decimals of the metrics.
         paper: add the published Table 1 rows (horizon 12 only) under ours, labelled.
     """

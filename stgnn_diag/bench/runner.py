@@ -5,13 +5,13 @@ Rules that make a grid resumable and honest:
 * ``result.json`` is written atomically, and only when the unit is complete. A unit that has one is
   skipped (after checking that it was run with the same settings; a mismatch is an error, never a
   silent reuse).
-* A trained unit trains in ``<results>/<unit id>/run/`` (``stgnn_diag.training.train``'s run folder:
+* A trained unit trains in ``<results>/<unit id>/run/`` (:func:`stgnn_diag.training.train`'s run folder:
   checkpoints every epoch and every 25 steps). A unit interrupted mid-training is resumed from
   ``run/checkpoints/last.ckpt`` (``TrainConfig(resume=True)``); a unit whose training finished but whose
   result was not written is completed from ``run/metrics.json`` without training again. Ctrl-C lets the
   in-flight unit finish its training step and save it (:class:`~stgnn_diag.training.interrupt.
   CheckpointOnInterrupt`); a killed grid loses at most the steps since that unit's last checkpoint.
-* Baselines are evaluated (``stgnn_diag.training.evaluate``) once per protocol / horizon / budget.
+* Baselines are evaluated (:func:`stgnn_diag.training.evaluate`) once per protocol / horizon / budget.
 * A unit that fails writes ``error.json`` next to where its result would be, and the grid goes on
   (``fail_fast`` stops it). With ``isolate=True`` each unit runs in its own process
   (``python -m stgnn_diag.bench.worker``), so a crash or an out-of-memory kill loses only that unit.

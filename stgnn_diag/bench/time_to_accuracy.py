@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Dict, List, Optional, Union
 
-from .aggregate import collect, row_names
+from .aggregation import collect, row_names
 from .calibration import same_compute, speed_spread
 from .figures import new_figure
 

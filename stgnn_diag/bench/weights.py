@@ -31,7 +31,8 @@ from ..baselines import BASELINES
 from ..datasets import get_dataset, make_splits
 from ..models.seasonal_fallback import table_keys
 from ..training import load_checkpoint
-from ..training.evaluate import check_scaler, predict_split, score
+from ..training.predictor import check_scaler
+from ..training.scoring import predict_split, score
 from ..training.safe_load import load_file
 from ..training.seasonal import add_seasonal_fallback
 from ..zoo.pretrained import sha256

@@ -8,7 +8,7 @@ from typing import Any, Dict, Optional, Tuple
 import torch
 from torch import nn
 
-from ..training.evaluate import check_run_folder
+from ..training.predictor import check_run_folder
 from ..training.safe_load import CheckpointReadError, UnsafeCheckpointError, load_file
 from ..zoo import create_model
 from ..zoo.pretrained import check_finite_state

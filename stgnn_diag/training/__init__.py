@@ -6,9 +6,9 @@ argument parser, which must not load Lightning.
 from .._lazy import lazy_exports
 
 _WHERE = {"BUDGETS": "budgets", "Budget": "budgets", "get_budget": "budgets",
-          "CheckpointError": "evaluate", "evaluate": "evaluate", "load_checkpoint": "evaluate",
-          "predict_split": "evaluate", "Predictor": "evaluate", "load_predictor": "evaluate",
-          "score_predictor": "evaluate", "ForecastModule": "module", "NonFiniteLossError": "module",
-          "RunDirError": "run_dir", "TrainConfig": "train", "train": "train", "fit_fallback_table": "seasonal"}
+          "CheckpointError": "predictor", "load_checkpoint": "predictor", "Predictor": "predictor",
+          "load_predictor": "predictor", "evaluate": "scoring", "predict_split": "scoring",
+          "score_predictor": "scoring", "ForecastModule": "module", "NonFiniteLossError": "module",
+          "RunDirError": "run_dir", "TrainConfig": "fit", "train": "fit", "fit_fallback_table": "seasonal"}
 __all__ = list(_WHERE)
 __getattr__, __dir__ = lazy_exports(__name__, _WHERE)

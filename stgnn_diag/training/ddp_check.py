@@ -29,7 +29,7 @@ class RankAgreement(L.Callback):
         self.report: Dict[str, Any] = {}
 
     def on_fit_end(self, trainer: L.Trainer, pl_module) -> None:
-        from .evaluate import predict_split
+        from .scoring import predict_split
         from ..metrics import masked_mae
 
         if trainer.world_size == 1:  # nothing to compare: skip the extra pass over the validation split

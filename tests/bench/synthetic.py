@@ -5,7 +5,7 @@ import json
 from pathlib import Path
 from typing import Dict, Optional
 
-from stgnn_diag.bench.aggregate import metric_columns
+from stgnn_diag.bench.aggregation import metric_columns
 from stgnn_diag.bench.unit import Unit, is_cpu_budget
 from stgnn_diag.bench.store import RESULT_JSON, SCHEMA
 from stgnn_diag.training.budgets import budget_overrides, get_budget

@@ -11,7 +11,7 @@ from stgnn_diag.bench import staleness, unit_run
 from stgnn_diag.cli import bench as cli
 from stgnn_diag.bench.store import RESULT_JSON
 from stgnn_diag.training import evaluate
-from stgnn_diag.training.evaluate import CheckpointError
+from stgnn_diag.training.predictor import CheckpointError
 
 from ..datasets.test_registry import write_bay
 from .conftest import LABEL, MTAG, TINY_ARGS

@@ -1,5 +1,5 @@
 """The order of the diagonal variants against the published one, with the seed noise (hand-computed cases)."""
-from stgnn_diag.bench.aggregate import aggregate, build_tables, collect
+from stgnn_diag.bench.aggregation import aggregate, build_tables, collect
 from stgnn_diag.bench.ordering import ordering_markdown, variant_orders
 from stgnn_diag.bench.report import write_report
 

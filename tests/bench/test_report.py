@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from stgnn_diag.bench.aggregate import aggregate, build_tables
+from stgnn_diag.bench.aggregation import aggregate, build_tables
 from stgnn_diag.bench.paper_table import LABEL, paper_rows
 from stgnn_diag.bench.report import table_markdown, write_report
 
@@ -138,7 +138,7 @@ def test_real_tiny_grid_report(tiny_grid):
 
 
 def json_results(folder):
-    from stgnn_diag.bench.aggregate import collect
+    from stgnn_diag.bench.aggregation import collect
 
     return collect(folder)
 

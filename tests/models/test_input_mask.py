@@ -125,7 +125,7 @@ def test_forecast_module_takes_the_batch_mask_over_the_values():
     torch.testing.assert_close(module.predict_step(batch, 0), want)
     torch.testing.assert_close(module._loss(batch), (want - mph).abs().mean())
     # scoring a split reads the windows' masks too
-    from stgnn_diag.training.evaluate import predict_split
+    from stgnn_diag.training.scoring import predict_split
 
     class Windows:  # two windows of a split whose filled readings only its masks mark
         def __len__(self):

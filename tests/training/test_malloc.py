@@ -24,20 +24,18 @@ def test_keep_freed_memory_also_stops_numpys_huge_page_advice():
 
 
 def test_evaluate_sets_them_before_the_data_set_is_read(monkeypatch, tmp_path):
-    import importlib
-
-    ev = importlib.import_module("stgnn_diag.training.evaluate")  # the module (the package exports the function)
+    from stgnn_diag.training import predictor, scoring
 
     calls = []
-    monkeypatch.setattr(ev, "keep_freed_memory", lambda: calls.append("memory"))
+    monkeypatch.setattr(predictor, "keep_freed_memory", lambda: calls.append("memory"))
 
     def fake_dataset(*a, **k):
         calls.append("dataset")
         raise RuntimeError("stop here")
 
-    monkeypatch.setattr(ev, "get_dataset", fake_dataset)
+    monkeypatch.setattr(predictor, "get_dataset", fake_dataset)
     with pytest.raises(RuntimeError, match="stop here"):
-        ev.evaluate("historical_average", data_root=tmp_path, progress=False)
+        scoring.evaluate("historical_average", data_root=tmp_path, progress=False)
     assert calls[:2] == ["memory", "dataset"]
 
 

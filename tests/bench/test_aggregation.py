@@ -5,7 +5,7 @@ import statistics
 
 import pytest
 
-from stgnn_diag.bench.aggregate import (AggregationError, aggregate, build_tables, collect, metric_columns,
+from stgnn_diag.bench.aggregation import (AggregationError, aggregate, build_tables, collect, metric_columns,
                                         summarize)
 
 from .conftest import BASELINE, LABEL, MODELS, MTAG, SEEDS

@@ -22,7 +22,7 @@ from .checkpoint_io import AtomicCheckpointIO
 from .data import WindowDataModule
 from ..nn import DiagonalSchedule
 from .ddp_check import RankAgreement
-from .evaluate import predict_split, score
+from .scoring import predict_split, score
 from .interrupt import CheckpointOnInterrupt
 from .module import COVARIATES, ForecastModule
 from .malloc import keep_freed_memory

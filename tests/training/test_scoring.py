@@ -5,7 +5,7 @@ import torch
 
 from stgnn_diag.cli import main
 from stgnn_diag.training import TrainConfig, evaluate, train
-from stgnn_diag.training.evaluate import constant_steps
+from stgnn_diag.training.scoring import constant_steps
 
 from .test_engine import TINY
 
@@ -58,7 +58,7 @@ def test_a_dead_read_out_step_is_found(tmp_path, metr_la_root, capsys):
 
 def test_predictions_do_not_depend_on_the_scoring_batch(dcrnn_splits):
     from stgnn_diag.training.budgets import get_budget
-    from stgnn_diag.training.evaluate import predict_split, scoring_batch_size
+    from stgnn_diag.training.scoring import predict_split, scoring_batch_size
     from stgnn_diag.training.module import ForecastModule
 
     torch.manual_seed(0)

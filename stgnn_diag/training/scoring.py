@@ -1,0 +1,132 @@
+"""Scoring: test-set metrics of a :class:`~stgnn_diag.training.predictor.Predictor` under the canonical protocol,
+and :func:`evaluate`, which loads one and scores it."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Dict, List, Optional, Sequence, Union
+
+import numpy as np
+import torch
+from tqdm.auto import tqdm
+
+from ..baselines import baseline_predict
+from ..datasets import WindowDataset
+from ..metrics import default_steps, horizon_metrics
+from .malloc import keep_freed_memory
+from .predictor import CheckpointError, Predictor, check_scaler, load_predictor, predictor_splits  # noqa: F401
+from .seasonal import fit_fallback_table
+
+
+def scoring_batch_size(device: Union[str, torch.device]) -> int:
+    """Windows per forward pass when scoring a split: 32 on the CPU, 128 on an accelerator.
+
+    On the CPU the forward pass is compute-bound once its activations stay below glibc's 32 MiB mmap
+    threshold (see :mod:`~stgnn_diag.training.malloc`); at batch 64 the T&S forecaster's feed-forward
+    activations ``[64, 12, 207, 64]`` are 40 MiB and are mapped and faulted in again on every batch, so
+    larger CPU batches score fewer windows per second.
+    """
+    return 32 if torch.device(device).type == "cpu" else 128
+
+
+@torch.no_grad()
+def predict_split(module, splits, split: str = "test", batch_size: Optional[int] = None,
+                  progress: bool = True) -> np.ndarray:
+    """Predictions in mph of a :class:`ForecastModule` on one split, ``batch_size`` windows at a time
+    (default: :func:`scoring_batch_size` of the module's device).
+
+    Shapes:
+        returns ``[windows, horizon, nodes]`` float32.
+    """
+    keep_freed_memory()
+    dev = module.scaler_mean.device
+    if batch_size is None:
+        batch_size = scoring_batch_size(dev)
+    ds: WindowDataset = splits[split]
+    was_training = module.training
+    module.eval()
+    out = []
+    starts = range(0, len(ds), batch_size)
+    for s in tqdm(starts, desc=f"predict {split}", disable=not progress, leave=False):
+        batch = ds[slice(s, min(s + batch_size, len(ds)))]
+        x_mask = batch.get("x_mask")
+        out.append(module(batch["x"].to(dev), batch["u"].to(dev), None if x_mask is None else x_mask.to(dev)
+                          )[..., 0].float().cpu().numpy())
+    module.train(was_training)
+    return np.concatenate(out)
+
+
+def score(pred: np.ndarray, ds: WindowDataset, horizon: int, steps: Optional[Sequence[int]] = None
+          ) -> Dict[str, float]:
+    """Masked MAE / RMSE / MAPE at ``steps`` (default: the protocol's) and pooled (``mae@3`` ... ``mae@avg``)."""
+    return horizon_metrics(pred, ds.targets(), steps=default_steps(horizon) if steps is None else steps)
+
+
+#: A predicted step whose standard deviation over windows and nodes is below this (mph) is constant.
+CONSTANT_STD = 1e-4
+
+
+def constant_steps(pred: np.ndarray) -> List[int]:
+    """1-based steps at which ``pred [windows, horizon, nodes]`` is one constant for every window and node.
+
+    A trained model that does this has stopped using its input for that step, e.g. a read-out whose ReLU
+    units are all inactive for it (no gradient reaches them, so training cannot bring the step back). The
+    fixed steps of a metric table (3 / 6 / 12) can hide such a step; the pooled ``@avg`` column shows it.
+    """
+    # per step, over windows and nodes; accumulated in float64 (a float32 std of 10^5-10^6 equal values is ~0.04)
+    std = np.moveaxis(pred, 1, 0).reshape(pred.shape[1], -1).std(axis=1, dtype=np.float64)
+    return [int(i) + 1 for i in np.flatnonzero(std < CONSTANT_STD)]
+
+
+def score_predictor(predictor: Predictor, splits, split: str = "test", *, batch_size: Optional[int] = None,
+                    progress: bool = True, steps: Optional[Union[Sequence[int], str]] = None,
+                    save_predictions: Optional[Union[str, Path]] = None) -> Dict[str, Any]:
+    """Metrics of ``predictor`` on ``split`` of ``splits`` (see :func:`evaluate` for the result)."""
+    module = predictor.module
+    if module is not None:
+        check_scaler(module, splits)
+        fit_fallback_table(module.model, splits)  # shipped weights leave the seasonal table out
+    if predictor.shipped:  # the shipped weights carry no graph: the data set's
+        module.edge_index = splits.edge_index.clone()
+        module.edge_weight = None if splits.edge_weight is None else splits.edge_weight.clone().float()
+    if module is not None:
+        pred = predict_split(module, splits, split, batch_size=batch_size, progress=progress)
+    else:
+        pred = baseline_predict(predictor.name, splits, split)
+    if save_predictions is not None:
+        np.savez_compressed(save_predictions, predictions=pred, window_starts=splits[split].starts,
+                            model=predictor.name, split=split, protocol=predictor.protocol, dataset=predictor.dataset)
+    horizon = predictor.horizon
+    return {"model": predictor.name, "pretrained": predictor.pretrained, "dataset": predictor.dataset,
+            "protocol": predictor.protocol, "horizon": horizon, "window": predictor.window,
+            "align_window": predictor.align_window, "split": split, "windows": int(len(splits[split])),
+            "metrics": score(pred, splits[split], horizon, range(1, horizon + 1) if steps == "all" else steps),
+            "constant_steps": constant_steps(pred) if module is not None else []}
+
+
+def evaluate(model: Optional[str] = None, checkpoint: Optional[Union[str, Path]] = None, *,
+             data_root=None, dataset: Optional[str] = None, protocol: Optional[str] = None, horizon: Optional[int] = None,
+             window: Optional[int] = None, split: str = "test", max_windows: Optional[int] = None,
+             align_window: Optional[int] = None,
+             batch_size: Optional[int] = None, progress: bool = True, splits=None,
+             steps: Optional[Union[Sequence[int], str]] = None, pretrained: Union[bool, str] = False,
+             save_predictions: Optional[Union[str, Path]] = None) -> Dict[str, Any]:
+    """Metrics of a baseline (``model`` in ``BASELINES``), a checkpoint or a zoo entry's shipped weights on
+    ``split``: :func:`load_predictor`, then :func:`score_predictor` on the splits it needs (or ``splits``).
+
+    For trained weights the data set, protocol, window, horizon and ``align_window`` default to the ones they were
+    trained with; asking for another horizon or window raises :class:`CheckpointError`. A baseline reads
+    ``window`` steps (12 by default); ``align_window``: score on the target windows of that input length
+    (:func:`~stgnn_diag.datasets.make_splits`), the same at every window. ``steps``: 1-based steps to score
+    (default: the protocol's 3 / 6 / 12 [/ 24 / 36]; ``"all"``: every step); the result's ``constant_steps``
+    lists the steps whose prediction is one constant (see :func:`constant_steps`). ``save_predictions``: write
+    ``predictions [windows, horizon, nodes]`` (mph) and ``window_starts`` (index of each window's first input
+    step in the data set) to an ``.npz`` file.
+    """
+    predictor = load_predictor(model, checkpoint, pretrained=pretrained, dataset=dataset, protocol=protocol,
+                               horizon=horizon, window=window, align_window=align_window)
+    if splits is None:
+        splits = predictor_splits(predictor, data_root, max_windows, progress)
+    result = score_predictor(predictor, splits, split, batch_size=batch_size, progress=progress, steps=steps,
+                             save_predictions=save_predictions)
+    result["checkpoint"] = str(checkpoint) if checkpoint else None
+    return result
