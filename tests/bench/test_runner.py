@@ -288,6 +288,7 @@ def test_a_failed_unit_is_recorded_and_the_grid_goes_on(tmp_path, monkeypatch):
     assert not (tmp_path / units[0].unit_id / "error.json").exists()
 
 
+@pytest.mark.slow
 def test_isolated_units_run_in_their_own_process(tiny_grid, tmp_path, metr_la_root):
     results, args = tiny_grid
     base = _units(args)[0]

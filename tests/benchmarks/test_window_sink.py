@@ -4,6 +4,8 @@ import csv
 import importlib.util
 from pathlib import Path
 
+import pytest
+
 from stgnn_diag.cli import bench as bench_cli
 
 spec = importlib.util.spec_from_file_location(
@@ -12,6 +14,7 @@ window_sink = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(window_sink)
 
 
+@pytest.mark.slow
 def test_the_sink_and_the_far_lag_share_of_each_unit(tmp_path, metr_la_root):
     p = argparse.ArgumentParser()
     bench_cli.add_parser(p.add_subparsers())

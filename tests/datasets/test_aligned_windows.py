@@ -7,6 +7,7 @@ from stgnn_diag.datasets import make_splits
 WINDOWS = (12, 24, 48, 96, 288)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("protocol", ["dcrnn", "paper"])
 def test_every_window_has_the_same_targets_and_scaler(metr_la, protocol):
     ref = make_splits(metr_la, protocol, window=288, horizon=12)

@@ -28,6 +28,7 @@ def shipped(dcrnn_splits):
     return model, inp, batch, ref * inp["scaler_std"] + inp["scaler_mean"]
 
 
+@pytest.mark.slow
 def test_plain_pytorch_matches_evaluate(shipped, dcrnn_splits, metr_la_root, tmp_path):
     _, _, _, mph = shipped
     res = evaluate(NAME, pretrained=True, data_root=metr_la_root, max_windows=None, splits=dcrnn_splits,

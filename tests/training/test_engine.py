@@ -39,6 +39,7 @@ def test_run_folder_contents_and_reload(tmp_path, metr_la_root):
         assert again["metrics"][k] == pytest.approx(v, rel=1e-6)
 
 
+@pytest.mark.slow
 def test_two_runs_with_one_seed_are_identical(tmp_path, metr_la_root):
     a = train(tiny_cfg(tmp_path, metr_la_root, "a"))
     b = train(tiny_cfg(tmp_path, metr_la_root, "b"))
@@ -208,6 +209,7 @@ def _train_until_checkpoint_then(sig, out, root, while_running=None):
     return args, env
 
 
+@pytest.mark.slow
 def test_killed_mid_epoch_then_resumed(tmp_path, metr_la_root, uninterrupted):
     """SIGKILL a real training process after its first mid-epoch checkpoint, then --resume it: the steps since
     that checkpoint are trained again, on the same batches, so the result is the uninterrupted run's."""
@@ -239,6 +241,7 @@ def test_killed_mid_epoch_then_resumed(tmp_path, metr_la_root, uninterrupted):
     assert result["metrics"] == pytest.approx(uninterrupted, rel=1e-5)
 
 
+@pytest.mark.slow
 def test_ctrl_c_then_resumed_adds_up_both_attempts(tmp_path, metr_la_root, uninterrupted):
     """SIGINT (Ctrl-C): Lightning shuts down, the attempt is recorded; the resumed run's time is the sum."""
     out = tmp_path / "interrupted"
@@ -260,6 +263,7 @@ def test_ctrl_c_then_resumed_adds_up_both_attempts(tmp_path, metr_la_root, unint
     assert result["metrics"] == pytest.approx(uninterrupted, rel=1e-5)
 
 
+@pytest.mark.slow
 def test_ddp_two_cpu_processes_agree(tmp_path, metr_la_root):
     """Lightning DDP (gloo, loopback) with two CPU processes: both ranks end with the same weights
     and the same validation MAE, and rank 0 writes the result."""
@@ -297,6 +301,7 @@ def test_diagonal_schedule_is_applied_per_epoch_and_saved(tmp_path, metr_la_root
         train(tiny_cfg(tmp_path, metr_la_root, "bad", diag_schedule="diag_p:0:0.3:2"))
 
 
+@pytest.mark.slow
 def test_small_end_to_end_run_beats_the_raw_last_value_baseline(tmp_path, metr_la_root):
     """A cpu-small-style run on a slice (train on the first 3000 windows, test on the first 1500)
     must beat the last-value baseline (last input, zeros included) on the same test windows."""

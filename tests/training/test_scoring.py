@@ -32,6 +32,7 @@ def test_every_step_of_a_baseline_matches_the_default_steps(metr_la_root):
     assert full["constant_steps"] == []
 
 
+@pytest.mark.slow
 def test_a_dead_read_out_step_is_found(tmp_path, metr_la_root, capsys):
     train(TrainConfig(out=str(tmp_path / "run"), data_root=str(metr_la_root), **TINY))
     ckpt = torch.load(tmp_path / "run" / "checkpoints" / "last.ckpt", map_location="cpu", weights_only=False)

@@ -22,6 +22,7 @@ def test_parse_duration_rejects_what_it_cannot_read(bad):
         parse_duration(bad)
 
 
+@pytest.mark.slow
 def test_max_time_fixes_the_steps_and_max_steps_repeats_the_run(tmp_path, metr_la_root):
     # 24 batches an epoch: cpu-small's warm-up of half an epoch is 12 steps, where the length gets fixed
     kw = dict(max_epochs=None, limit_train_batches=24, max_windows=1200)

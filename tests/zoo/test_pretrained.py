@@ -126,6 +126,7 @@ def test_evaluate_pretrained_reproduces_the_metrics_and_saves_predictions(weight
                  "--data-root", str(metr_la_root), "--max-windows", "600", "--no-progress"]) == 2
 
 
+@pytest.mark.slow
 def test_sensitivity_runs_on_the_shipped_weights(weights_env, metr_la_root, tmp_path, capsys):
     out = tmp_path / "sens"
     assert main(["sensitivity", "--model", "tts_attn_penalty", "--pretrained", "--data-root", str(metr_la_root),

@@ -25,6 +25,7 @@ def test_every_native_zoo_entry_ships_weights():
     assert native and not set(native) - set(SHIPPED), f"no shipped weights for {sorted(set(native) - set(SHIPPED))}"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("prefix", ["tas_attn_", "tts_attn_"])
 def test_evaluate_pretrained_reproduces_the_card_on_the_full_test_set(prefix, metr_la_root):
     name = next(n for n in SHIPPED if n.startswith(prefix))
