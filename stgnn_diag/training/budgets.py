@@ -11,7 +11,7 @@ class Budget:
 
     Attributes:
         max_epochs: epochs (an "epoch" is ``limit_train_batches`` batches when that is set).
-        batch_size: windows per batch.
+        batch_size: windows per optimizer step (the global batch: under DDP each of W processes takes 1 / W of it).
         limit_train_batches: batches per epoch (None: the whole training split).
         limit_val_batches: validation batches per epoch (None: all).
         lr, weight_decay: AdamW.

@@ -13,15 +13,23 @@ from ..datasets import WindowDataset
 
 class _EpochBatchSampler(BatchSampler):
     """A ``BatchSampler`` that forwards ``set_epoch`` to its sampler (Lightning calls it on
-    ``dataloader.batch_sampler``), so a ``DistributedSampler`` reshuffles every epoch, and that can
-    start an epoch part-way (:meth:`resume`).
+    ``dataloader.batch_sampler``), and that can start an epoch part-way (:meth:`resume`).
 
     It records the state of the sampler's generator at the start of each epoch: the order of that
     epoch's windows, which :meth:`state` hands to a checkpoint.
+
+    With ``shard=(rank, world_size)`` it yields rank ``rank``'s slice of each batch: every process draws the same
+    order and the same batches of ``batch_size`` windows (the global batch, as one process would), and takes
+    ``batch_size / world_size`` of them. The batches, the position in the epoch and the schedule are then the
+    same at any world size, so a checkpoint resumes on another one.
     """
 
-    def __init__(self, sampler, batch_size: int, drop_last: bool):
+    def __init__(self, sampler, batch_size: int, drop_last: bool, shard: Optional[Tuple[int, int]] = None):
         super().__init__(sampler, batch_size, drop_last)
+        if shard is not None and batch_size % shard[1]:
+            raise ValueError(f"the batch of {batch_size} windows cannot be shared by {shard[1]} processes: use a "
+                             f"batch size that is a multiple of the world size (--batch-size is the global batch).")
+        self._shard = shard
         self._start_state: Optional[torch.Tensor] = None
         self._resume: Optional[Tuple[Optional[torch.Tensor], int]] = None
         self._started = False
@@ -45,7 +53,13 @@ class _EpochBatchSampler(BatchSampler):
         batches = super().__iter__()
         for _ in itertools.islice(batches, skip):  # the batches this epoch trained on before the checkpoint
             pass
-        yield from batches
+        if self._shard is None:
+            yield from batches
+            return
+        rank, world = self._shard
+        per_rank = self.batch_size // world
+        for batch in batches:
+            yield batch[rank * per_rank:(rank + 1) * per_rank]
 
     def state(self, epoch: int, batches_done: int, epoch_complete: bool) -> Dict[str, Any]:
         """Where training stands: after ``batches_done`` batches of ``epoch`` (all of them when
@@ -101,12 +115,14 @@ class WindowDataModule(L.LightningDataModule):
     """Train / val / test loaders over :class:`~stgnn_diag.datasets.WindowDataset` splits.
 
     Batches are gathered with one fancy-indexing call (a ``BatchSampler`` feeds whole index lists).
-    Under DDP each rank takes its own shard through a ``DistributedSampler`` (seeded, reshuffled
-    per epoch), so the Trainer must run with ``use_distributed_sampler=False``.
+    ``batch_size`` is the global batch: under DDP every rank draws the same seeded order and takes its slice of
+    each batch (:class:`_EpochBatchSampler`), so ``W`` processes train on the batches one process would, with
+    the same number of steps; the validation and test splits are sharded by a ``DistributedSampler``. The
+    Trainer must run with ``use_distributed_sampler=False``.
 
     Args:
         splits: the :class:`~stgnn_diag.datasets.Splits` of a protocol.
-        batch_size: windows per batch.
+        batch_size: windows per optimizer step, over all processes.
         seed: seed of the shuffling.
     """
 
@@ -126,18 +142,17 @@ class WindowDataModule(L.LightningDataModule):
     def load_state_dict(self, state: Dict[str, Any]) -> None:
         self._train_resume = state.get("train_loader")
 
-    def _sampler(self, ds: WindowDataset, shuffle: bool):
+    def _world(self) -> Tuple[int, int]:
         trainer = self.trainer
-        if trainer is not None and trainer.world_size > 1:
-            return DistributedSampler(ds, num_replicas=trainer.world_size, rank=trainer.global_rank,
-                                      shuffle=shuffle, seed=self.seed, drop_last=shuffle)
-        if shuffle:  # one seeded generator per loader: a new, reproducible order every epoch
-            return RandomSampler(ds, generator=torch.Generator().manual_seed(self.seed))
-        return SequentialSampler(ds)
+        return (0, 1) if trainer is None else (trainer.global_rank, trainer.world_size)
 
-    def _loader(self, ds: WindowDataset, shuffle: bool) -> DataLoader:
-        sampler = _EpochBatchSampler(self._sampler(ds, shuffle), batch_size=self.batch_size, drop_last=shuffle)
-        return DataLoader(ds, sampler=sampler, batch_size=None)
+    def _loader(self, ds: WindowDataset) -> DataLoader:
+        """An evaluation loader: in order, each rank its ``DistributedSampler`` shard under DDP."""
+        rank, world = self._world()
+        base = (DistributedSampler(ds, num_replicas=world, rank=rank, shuffle=False) if world > 1
+                else SequentialSampler(ds))
+        return DataLoader(ds, sampler=_EpochBatchSampler(base, batch_size=self.batch_size, drop_last=False),
+                          batch_size=None)
 
     def _train_position(self) -> Tuple[int, int, bool]:
         trainer = self.trainer
@@ -146,17 +161,21 @@ class WindowDataModule(L.LightningDataModule):
 
     def train_dataloader(self) -> DataLoader:
         ds = self.splits.train
-        sampler = _EpochBatchSampler(self._sampler(ds, True), batch_size=self.batch_size, drop_last=True)
+        rank, world = self._world()
+        # one seeded generator per loader, the same on every rank: a new, reproducible order every epoch
+        order = RandomSampler(ds, generator=torch.Generator().manual_seed(self.seed))
+        sampler = _EpochBatchSampler(order, batch_size=self.batch_size, drop_last=True,
+                                     shard=(rank, world) if world > 1 else None)
         if self._train_resume is not None:
             sampler.resume(self._train_resume)
         self._train_loader = ResumableLoader(ds, sampler, self._train_position)
         return self._train_loader
 
     def val_dataloader(self) -> DataLoader:
-        return self._loader(self.splits.val, shuffle=False)
+        return self._loader(self.splits.val)
 
     def test_dataloader(self) -> DataLoader:
-        return self._loader(self.splits.test, shuffle=False)
+        return self._loader(self.splits.test)
 
     def predict_loader(self, split: str = "test", batch_size: Optional[int] = None) -> DataLoader:
         """Sequential loader over one split (single process), for evaluation."""

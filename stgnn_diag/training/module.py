@@ -116,7 +116,19 @@ class ForecastModule(L.LightningModule):
         return out * self.scaler_std + self.scaler_mean
 
     def _loss(self, batch: Dict[str, Tensor]) -> Tensor:
-        return masked_mae(self(batch["x"], batch.get("u"), batch.get("x_mask")), batch["y"])
+        """The masked MAE of the batch. Under DDP each rank holds a slice of the global batch
+        (:class:`~stgnn_diag.training.data.WindowDataModule`): its error sum over the observed targets of all
+        ranks, times the world size (DDP averages the ranks' gradients), is the global batch's masked MAE, and its
+        gradient the one a single process would compute on the whole batch."""
+        pred, y = self(batch["x"], batch.get("u"), batch.get("x_mask")), batch["y"]
+        trainer = self._trainer
+        world = 1 if trainer is None else trainer.world_size
+        if world == 1:
+            return masked_mae(pred, y)
+        observed = (y != 0) & ~torch.isnan(y)
+        err = torch.where(observed, (pred - y).abs(), torch.zeros_like(pred)).sum()
+        count = trainer.strategy.reduce(observed.sum().to(err.dtype).detach(), reduce_op="sum")
+        return err * world / count
 
     def training_step(self, batch, batch_idx):
         loss = self._loss(batch)
@@ -140,9 +152,8 @@ class ForecastModule(L.LightningModule):
         return self(batch["x"], batch.get("u"), batch.get("x_mask"))
 
     def _lengths_from_trainer(self) -> None:
-        """Warm-up and schedule length in this process's optimizer steps, as the trainer counts them: under
-        DDP each rank steps through its shard only, so the split's length over the batch size would be
-        ``world_size`` times too long. An unbounded fit (a wall-clock budget) keeps the current length
+        """Warm-up and schedule length in optimizer steps, as the trainer counts them (batches of the global batch
+        size: the same at any world size, see :class:`~stgnn_diag.training.data.WindowDataModule`). An unbounded fit (a wall-clock budget) keeps the current length
         until :class:`~stgnn_diag.training.wall_clock.WallClockBudget` fixes it."""
         trainer = self._trainer
         if trainer is None:
