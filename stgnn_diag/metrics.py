@@ -139,13 +139,29 @@ def horizon_metrics(
     bad = [s for s in steps if isinstance(s, bool) or not isinstance(s, (int, np.integer)) or not 1 <= s <= horizon]
     if bad:
         raise ValueError(f"steps {bad} outside 1..{horizon} (the horizon of the predictions)")
-    # per-step sums [horizon] of |e|, e^2, |e|/|y| and counts over the kept entries, in float64
+    return metrics_from_sums(horizon_sums(pred, true, null_val), steps)
+
+
+def horizon_sums(pred: np.ndarray, true: np.ndarray, null_val: float = 0.0) -> np.ndarray:
+    """Per-step sums of ``|e|``, ``e^2``, ``|e| / |y|`` and the count of kept entries, in float64: what
+    :func:`horizon_metrics` reports, and what a split too large for memory adds up batch by batch
+    (:func:`metrics_from_sums` of the total).
+
+    Shapes:
+        pred, true: ``[windows, horizon, nodes]`` numpy -> ``[4, horizon]``.
+    """
+    horizon = pred.shape[1]
     sums = np.zeros((4, horizon), dtype=np.float64)
     for h in range(horizon):
         p, t = pred[:, h].astype(np.float64), true[:, h].astype(np.float64)
         keep = ~np.isnan(t) if np.isnan(null_val) else (t != null_val) & ~np.isnan(t)
         e = np.abs(p[keep] - t[keep])
         sums[:, h] = (e.sum(), np.square(e).sum(), (e / np.abs(t[keep])).sum(), keep.sum())
+    return sums
+
+
+def metrics_from_sums(sums: np.ndarray, steps: Sequence[int]) -> Dict[str, float]:
+    """The metrics of :func:`horizon_metrics` from :func:`horizon_sums` ``[4, horizon]`` (1-based ``steps``)."""
 
     def _report(ae, se, ape, n):
         if n == 0:

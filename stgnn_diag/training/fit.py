@@ -22,7 +22,7 @@ from .checkpoint_io import AtomicCheckpointIO
 from .data import WindowDataModule
 from ..nn import DiagonalSchedule
 from .ddp_check import RankAgreement
-from .scoring import predict_split, score
+from .scoring import score_split
 from .interrupt import CheckpointOnInterrupt
 from .module import COVARIATES, ForecastModule
 from .malloc import keep_freed_memory
@@ -251,12 +251,11 @@ def _fit_and_test(cfg: TrainConfig, budget: Budget, config: Dict[str, Any], max_
     fit_times = [a.get("fit_s") for a in attempts]
     if device != "cpu":  # Lightning's teardown left the module on the CPU: test where it trained
         module.to("cuda")
-    pred = predict_split(module, splits, "test", progress=cfg.progress)
     result = {
         "model": cfg.model, "dataset": cfg.dataset, "protocol": cfg.protocol, "horizon": cfg.horizon, "budget": cfg.budget,
         "seed": cfg.seed, "split": "test", "windows": int(len(splits.test)), "window": cfg.window,
         "align_window": cfg.align_window,
-        "metrics": score(pred, splits.test, cfg.horizon),
+        "metrics": score_split(module, splits, "test", progress=cfg.progress),
         "parameters": sum(p.numel() for p in module.model.parameters()),
         "epochs": trainer.current_epoch, "global_steps": trainer.global_step,
         "schedule_steps": module.schedule_steps, "max_time": cfg.max_time,

@@ -11,7 +11,7 @@ from tqdm.auto import tqdm
 
 from ..baselines import baseline_predict
 from ..datasets import WindowDataset
-from ..metrics import default_steps, horizon_metrics
+from ..metrics import default_steps, horizon_metrics, horizon_sums, metrics_from_sums
 from .malloc import keep_freed_memory
 from .predictor import CheckpointError, Predictor, check_scaler, load_predictor, predictor_splits  # noqa: F401
 from .seasonal import fit_fallback_table
@@ -53,6 +53,30 @@ def predict_split(module, splits, split: str = "test", batch_size: Optional[int]
                           )[..., 0].float().cpu().numpy())
     module.train(was_training)
     return np.concatenate(out)
+
+
+@torch.no_grad()
+def score_split(module, splits, split: str = "test", steps: Optional[Sequence[int]] = None,
+                batch_size: Optional[int] = None, progress: bool = True) -> Dict[str, float]:
+    """:func:`score` of :func:`predict_split`, a batch at a time: the predictions and targets of the split are never
+    held whole (a year of a LargeST-size graph would not fit in memory), only their per-step sums
+    (:func:`~stgnn_diag.metrics.horizon_sums`). The same metrics up to float64 summation order."""
+    keep_freed_memory()
+    dev = module.scaler_mean.device
+    batch_size = scoring_batch_size(dev) if batch_size is None else batch_size
+    ds: WindowDataset = splits[split]
+    was_training = module.training
+    module.eval()
+    sums = None
+    for s in tqdm(range(0, len(ds), batch_size), desc=f"score {split}", disable=not progress, leave=False):
+        batch = ds[slice(s, min(s + batch_size, len(ds)))]
+        x_mask = batch.get("x_mask")
+        pred = module(batch["x"].to(dev), batch["u"].to(dev), None if x_mask is None else x_mask.to(dev))
+        part = horizon_sums(pred[..., 0].float().cpu().numpy(), batch["y"][..., 0].numpy())
+        sums = part if sums is None else sums + part
+    module.train(was_training)
+    horizon = ds.horizon
+    return metrics_from_sums(sums, tuple(default_steps(horizon) if steps is None else steps))
 
 
 def score(pred: np.ndarray, ds: WindowDataset, horizon: int, steps: Optional[Sequence[int]] = None
