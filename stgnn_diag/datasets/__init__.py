@@ -5,6 +5,7 @@ Public API::
     get_dataset(name="metr_la", root=None, **kwargs) ; list_datasets() ; register_dataset(cls)
     MetrLA(root=None, *, download=True, base_url=None, speed_format="auto", progress=True) ; PemsBay(...)
     LagHopTask(root=None, *, hop=2, lag=3, graph="ring", ...)   a synthetic task whose true Jacobian is known
+    LargeSTSynthetic(root=None, *, n_nodes=8600, days=365, ...)   LargeST's shape, generated, memory-mapped
     SensorDataset, Layout            the base of a data set and its file layout
     resolve_data_root(root=None, *, dataset="metr_la", download=True, base_url=None, progress=True) -> Path
     make_splits(dataset, protocol="dcrnn", window=12, horizon=12, *, stride=1, max_windows=None) -> Splits
@@ -32,6 +33,8 @@ _WHERE = {
     "Layout": "layout",
     "MetrLA": "metr_la",
     "LagHopTask": "synthetic",
+    "LargeSTSynthetic": "largest_synthetic",
+    "LARGEST_SOURCE": "largest_synthetic",
     "PemsBay": "pems_bay",
     "PROTOCOLS": "protocols",
     "Splits": "protocols",
@@ -62,7 +65,7 @@ _WHERE = {
     "WindowDataset": "windows",
     "window_starts": "windows",
 }
-_SUBMODULES = ("base", "covariates", "download", "files", "graph", "layout", "metr_la", "pems_bay", "protocols",
+_SUBMODULES = ("base", "covariates", "download", "files", "graph", "largest_synthetic", "layout", "metr_la", "pems_bay", "protocols",
                "readers", "registration", "registry", "root", "scaler", "tsl_archive", "windows")
 __getattr__, __dir__ = lazy_exports(__name__, _WHERE, _SUBMODULES)
 

@@ -193,7 +193,8 @@ def make_splits(
         if align_window < window:
             raise ValueError(f"align_window={align_window} is shorter than window={window}: the targets are "
                              f"aligned to the longest input length of a comparison; pass align_window >= window")
-    speed64 = np.asarray(dataset.speed64)
+    lean = bool(getattr(dataset, "memory_mapped", False))  # the series is a file: no copy of it in memory
+    speed64 = dataset.speed64 if lean else np.asarray(dataset.speed64)
     cut = window if align_window is None else align_window
     spec = PROTOCOLS[protocol](speed64, cut, horizon)
     empty = [k for k in SPLIT_NAMES if len(spec.starts[k]) == 0]
@@ -201,7 +202,7 @@ def make_splits(
         raise ValueError(
             f"series of {speed64.shape[0]} steps too short for window={cut}, horizon={horizon} "
             f"under protocol {protocol!r}: no window in {empty}")
-    scaled = spec.scaler.transform(speed64).astype(np.float32)
+    scaled = None if lean else spec.scaler.transform(speed64).astype(np.float32)
     speed = np.asarray(dataset.speed, dtype=np.float32)
     cov = np.asarray(dataset.covariates(), dtype=np.float32)
     parts = {}
@@ -209,6 +210,6 @@ def make_splits(
         starts = spec.starts[name][::stride] + (cut - window)  # the same targets, the last `window` inputs
         if max_windows is not None:
             starts = starts[:max_windows]
-        parts[name] = WindowDataset(scaled, speed, cov, starts, window, horizon, name=name)
+        parts[name] = WindowDataset(scaled, speed, cov, starts, window, horizon, name=name, scaler=spec.scaler)
     return Splits(**parts, scaler=spec.scaler, protocol=protocol, window=window, horizon=horizon,
                   fit_stop=spec.fit_stop, dataset=dataset, align_window=align_window)

@@ -105,4 +105,4 @@ def dataset_dir(root, dataset: str = DEFAULT_DATASET) -> Path:
 
 
 def _load_builtin() -> None:
-    from . import metr_la, pems_bay, synthetic  # noqa: F401  (they register themselves)
+    from . import largest_synthetic, metr_la, pems_bay, synthetic  # noqa: F401  (they register themselves)

@@ -40,12 +40,27 @@ class StandardScaler:
             axis: ``None`` for one global mean / std, ``0`` for one per node.
             weights: ``[time]`` non-negative multiplicities (a value counted ``w`` times).
         """
+        if isinstance(x, np.memmap):  # a file larger than memory: never a float64 copy of it
+            return cls._fit_blocks(x, axis, weights)
         x = np.asarray(x, dtype=np.float64)
         if weights is None:
             return cls(x.mean(axis=axis), x.std(axis=axis))
         w = np.broadcast_to(np.asarray(weights, dtype=np.float64)[:, None], x.shape)
         mean = (w * x).sum(axis=axis) / w.sum(axis=axis)
         var = (w * np.square(x - mean)).sum(axis=axis) / w.sum(axis=axis)
+        return cls(mean, np.sqrt(var))
+
+    @classmethod
+    def _fit_blocks(cls, x: np.ndarray, axis, weights: Optional[np.ndarray], rows: int = 4096) -> "StandardScaler":
+        """:meth:`fit` over blocks of ``rows`` time steps (two passes: the mean, then the squared deviations), in
+        float64; equal to the one-pass fit up to summation order."""
+        t = x.shape[0]
+        w = np.ones(t) if weights is None else np.asarray(weights, dtype=np.float64)
+        total = w.sum() * (x.shape[1] if axis is None else 1)
+        blocks = [(a, min(a + rows, t)) for a in range(0, t, rows)]
+        mean = sum((w[a:b, None] * np.asarray(x[a:b], dtype=np.float64)).sum(axis=axis) for a, b in blocks) / total
+        var = sum((w[a:b, None] * np.square(np.asarray(x[a:b], dtype=np.float64) - mean)).sum(axis=axis)
+                  for a, b in blocks) / total
         return cls(mean, np.sqrt(var))
 
     @property

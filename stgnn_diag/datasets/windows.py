@@ -1,6 +1,7 @@
 """Sliding windows over a series, gathered lazily (no window is materialised in advance)."""
 from __future__ import annotations
 
+import warnings
 from typing import Dict, Optional, Sequence, Union
 
 import numpy as np
@@ -32,7 +33,8 @@ class WindowDataset(Dataset):
     single fancy-indexing call (precomputed offsets), which is what :meth:`loader` uses.
 
     Args:
-        scaled: ``[time, nodes]`` float32 scaled speed (model input).
+        scaled: ``[time, nodes]`` float32 scaled speed (model input), or None: each batch is scaled as it is
+            gathered, by ``scaler`` (a memory-mapped data set: no scaled copy of the series is made).
         speed: ``[time, nodes]`` float32 speed in mph, 0 = missing (targets).
         covariates: ``[time, exog]`` float32 calendar covariates (same for all nodes).
         starts: ``[windows]`` int64 start steps.
@@ -61,9 +63,15 @@ class WindowDataset(Dataset):
         window: int,
         horizon: int,
         name: str = "",
+        scaler=None,
     ) -> None:
-        self.scaled = torch.as_tensor(np.ascontiguousarray(scaled, dtype=np.float32))
-        self.speed = torch.as_tensor(np.ascontiguousarray(speed, dtype=np.float32))
+        if scaled is None and scaler is None:
+            raise ValueError("WindowDataset needs the scaled series or the scaler that scales each batch")
+        self.scaler = scaler
+        self.scaled = None if scaled is None else torch.as_tensor(np.ascontiguousarray(scaled, dtype=np.float32))
+        with warnings.catch_warnings():  # a read-only memory map: the windows are only ever read
+            warnings.filterwarnings("ignore", message="The given NumPy array is not writable")
+            self.speed = torch.as_tensor(np.ascontiguousarray(speed, dtype=np.float32))
         self.cov = torch.as_tensor(np.ascontiguousarray(covariates, dtype=np.float32))
         self.starts = np.asarray(starts, dtype=np.int64)
         self.window, self.horizon, self.name = int(window), int(horizon), name
@@ -134,10 +142,14 @@ class WindowDataset(Dataset):
             positions = self._positions(positions)
         tx, ty = self.time_index(positions, "x"), self.time_index(positions, "y")
         b, n = tx.shape[0], self.n_nodes
-        x = self.scaled.index_select(0, tx.reshape(-1)).view(b, self.window, n, 1)
+        raw = self.speed.index_select(0, tx.reshape(-1)).view(b, self.window, n, 1)
+        if self.scaled is not None:
+            x = self.scaled.index_select(0, tx.reshape(-1)).view(b, self.window, n, 1)
+        else:  # in float64, then rounded: the values the scaled copy of the series would hold
+            x = self.scaler.transform(raw.double()).float()
         u = self.cov.index_select(0, tx.reshape(-1)).view(b, self.window, -1)
         y = self.speed.index_select(0, ty.reshape(-1)).view(b, self.horizon, n, 1)
-        x_mask = self.speed.index_select(0, tx.reshape(-1)).view(b, self.window, n, 1) != 0
+        x_mask = raw != 0
         return {"x": x, "u": u, "y": y, "mask": y != 0, "x_mask": x_mask}
 
     # ------------------------------------------------------------------ numpy views for evaluation
