@@ -245,17 +245,20 @@ def _fit_and_test(cfg: TrainConfig, budget: Budget, config: Dict[str, Any], max_
         if trainer.global_rank == 0:
             write_attempt(out, attempt, {"device": device, "fit_s": round(train_time, 1),
                                          "end_step": trainer.global_step, "finished": finished, "environment": env})
+    if device != "cpu":  # Lightning's teardown left the module on the CPU: test where it trained
+        module.to(trainer.strategy.root_device)
+    # every rank scores its share of the test windows; the sums are added up across the ranks
+    shard = (trainer.global_rank, trainer.world_size) if trainer.world_size > 1 else None
+    test_metrics = score_split(module, splits, "test", progress=cfg.progress and trainer.global_rank == 0, shard=shard)
     if trainer.global_rank != 0:
         return {}
     attempts = read_attempts(out)
     fit_times = [a.get("fit_s") for a in attempts]
-    if device != "cpu":  # Lightning's teardown left the module on the CPU: test where it trained
-        module.to("cuda")
     result = {
         "model": cfg.model, "dataset": cfg.dataset, "protocol": cfg.protocol, "horizon": cfg.horizon, "budget": cfg.budget,
         "seed": cfg.seed, "split": "test", "windows": int(len(splits.test)), "window": cfg.window,
         "align_window": cfg.align_window,
-        "metrics": score_split(module, splits, "test", progress=cfg.progress),
+        "metrics": test_metrics,
         "parameters": sum(p.numel() for p in module.model.parameters()),
         "epochs": trainer.current_epoch, "global_steps": trainer.global_step,
         "schedule_steps": module.schedule_steps, "max_time": cfg.max_time,

@@ -3,7 +3,7 @@ and :func:`evaluate`, which loads one and scores it."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Sequence, Union
+from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 import torch
@@ -57,25 +57,35 @@ def predict_split(module, splits, split: str = "test", batch_size: Optional[int]
 
 @torch.no_grad()
 def score_split(module, splits, split: str = "test", steps: Optional[Sequence[int]] = None,
-                batch_size: Optional[int] = None, progress: bool = True) -> Dict[str, float]:
+                batch_size: Optional[int] = None, progress: bool = True,
+                shard: Optional[Tuple[int, int]] = None) -> Dict[str, float]:
     """:func:`score` of :func:`predict_split`, a batch at a time: the predictions and targets of the split are never
     held whole (a year of a LargeST-size graph would not fit in memory), only their per-step sums
-    (:func:`~stgnn_diag.metrics.horizon_sums`). The same metrics up to float64 summation order."""
+    (:func:`~stgnn_diag.metrics.horizon_sums`). The same metrics up to float64 summation order.
+
+    ``shard=(rank, world_size)``: score the ``rank``-th of ``world_size`` contiguous parts of the split and add the
+    sums up across the processes of the initialised ``torch.distributed`` group (every rank gets the metrics of
+    the whole split): a large test split scored in parallel."""
     keep_freed_memory()
     dev = module.scaler_mean.device
     batch_size = scoring_batch_size(dev) if batch_size is None else batch_size
     ds: WindowDataset = splits[split]
+    rank, world = shard or (0, 1)
+    lo, hi = len(ds) * rank // world, len(ds) * (rank + 1) // world
     was_training = module.training
     module.eval()
-    sums = None
-    for s in tqdm(range(0, len(ds), batch_size), desc=f"score {split}", disable=not progress, leave=False):
-        batch = ds[slice(s, min(s + batch_size, len(ds)))]
+    horizon = ds.horizon
+    sums = np.zeros((4, horizon))
+    for s in tqdm(range(lo, hi, batch_size), desc=f"score {split}", disable=not progress, leave=False):
+        batch = ds[slice(s, min(s + batch_size, hi))]
         x_mask = batch.get("x_mask")
         pred = module(batch["x"].to(dev), batch["u"].to(dev), None if x_mask is None else x_mask.to(dev))
-        part = horizon_sums(pred[..., 0].float().cpu().numpy(), batch["y"][..., 0].numpy())
-        sums = part if sums is None else sums + part
+        sums += horizon_sums(pred[..., 0].float().cpu().numpy(), batch["y"][..., 0].numpy())
     module.train(was_training)
-    horizon = ds.horizon
+    if world > 1:
+        total = torch.from_numpy(sums).to(dev)  # float64; on the device the group's backend serves
+        torch.distributed.all_reduce(total)
+        sums = total.cpu().numpy()
     return metrics_from_sums(sums, tuple(default_steps(horizon) if steps is None else steps))
 
 

@@ -86,7 +86,7 @@ def test_the_block_fit_equals_the_one_pass_fit_per_node(small):
     np.testing.assert_allclose(blocks.std, whole.std, rtol=1e-12)
 
 
-def test_it_trains_end_to_end_and_scores_batch_by_batch(tmp_path):
+def test_it_trains_end_to_end_and_scores_batch_by_batch(tmp_path, monkeypatch):
     from stgnn_diag.training import TrainConfig, train
     from stgnn_diag.training.predictor import load_checkpoint
     from stgnn_diag.training.scoring import predict_split, score, score_split
@@ -106,3 +106,13 @@ def test_it_trains_end_to_end_and_scores_batch_by_batch(tmp_path):
     for k in whole:
         assert streamed[k] == pytest.approx(whole[k], rel=1e-9), k
     assert result["metrics"] == pytest.approx(streamed, rel=1e-6)
+    # scored in parallel: each of two ranks its half, the sums added up by the group's all-reduce
+    from stgnn_diag.metrics import metrics_from_sums
+
+    parts = []
+    monkeypatch.setattr(torch.distributed, "all_reduce", lambda t: parts.append(t.clone()))
+    for rank in (0, 1):
+        score_split(module, splits, "test", batch_size=5, progress=False, shard=(rank, 2))
+    halves = metrics_from_sums((parts[0] + parts[1]).numpy(), (3, 6, 12))
+    for k in whole:
+        assert halves[k] == pytest.approx(whole[k], rel=1e-9), k
