@@ -3,7 +3,7 @@ documentation and its check; :class:`~stgnn_diag.models.forecaster_base.STForeca
 constructor signature and the ``Args`` of its docstring from it.
 
 Checks of a single option come from its ``kind`` (``"size"``: a positive int, ``"count"``: an int >= 0,
-``"flag"``: True or False, ``"nodes"``: None or a positive int); options whose valid values a layer owns
+``"flag"``: True or False, ``"size or None"`` / ``"nodes"``: None or a positive int); options whose valid values a layer owns
 (``diag``, ``graph_conv``, dropout rates, ``patch_size`` against ``window``) are checked by that layer, with
 the option's name in the message. Checks across options are in :meth:`ForecasterOptions.__post_init__`.
 """
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import inspect
 from dataclasses import MISSING, dataclass, field, fields, replace
-from typing import Any, Dict, Optional, Union
+from typing import Any, Optional, Union
 
 __all__ = ["ForecasterOptions", "options_doc", "options_signature"]
 
@@ -29,6 +29,7 @@ _KIND_CHECKS = {
     "size": (lambda v: _is_int(v) and v > 0, "a positive integer"),
     "count": (lambda v: _is_int(v) and v >= 0, "an integer >= 0"),
     "flag": (lambda v: isinstance(v, bool), "True or False"),
+    "size or None": (lambda v: v is None or (_is_int(v) and v > 0), "a positive integer or None"),
     "nodes": (lambda v: v is None or (_is_int(v) and v > 0), "a positive integer (the sensors of the graph) or None"),
 }
 
@@ -39,7 +40,7 @@ class ForecasterOptions:
     which the arrangements add. Building one checks it; :meth:`resolved` is what the model builds."""
 
     input_size: int = option(doc="input channels per node and step.", kind="size")
-    output_size: Optional[int] = option(None, "output channels (default: ``input_size``).")
+    output_size: Optional[int] = option(None, "output channels (default: ``input_size``).", kind="size or None")
     horizon: int = option(12, "predicted steps.", kind="size")
     n_nodes: Optional[int] = option(None, "nodes (needed by the node and adaptive embeddings).", kind="nodes")
     hidden_size: int = option(32, "width ``d`` of the temporal and (T&S) graph layers.", kind="size")
@@ -119,8 +120,6 @@ class ForecasterOptions:
             raise ValueError(f"exog_size={self.exog_size} but no part of the model reads u (tod_embedding=0, "
                              f"dow_embedding=False): pass exog_size=0 (train: --covariates none) or switch one on.")
         out = self.output_size or self.input_size
-        if self.output_size is not None and not (_is_int(self.output_size) and self.output_size > 0):
-            raise ValueError(f"output_size must be a positive integer or None, got {self.output_size!r}.")
         if self.level_skip and out > self.input_size:
             raise ValueError(f"level_skip=True adds each node's last input reading to its output channels: it needs "
                              f"output_size <= input_size, got {out} > {self.input_size}.")
@@ -138,9 +137,6 @@ class ForecasterOptions:
         """The options the model builds: ``output_size`` filled in, the calendar switched off without ``u``."""
         tod, dow = self.resolved_calendar()
         return replace(self, output_size=self.output_size or self.input_size, tod_embedding=tod, dow_embedding=dow)
-
-    def as_dict(self) -> Dict[str, Any]:
-        return {f.name: getattr(self, f.name) for f in fields(self)}
 
 
 def options_signature(options: type, owner: Optional[inspect.Signature] = None) -> inspect.Signature:

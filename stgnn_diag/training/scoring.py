@@ -37,22 +37,30 @@ def predict_split(module, splits, split: str = "test", batch_size: Optional[int]
     Shapes:
         returns ``[windows, horizon, nodes]`` float32.
     """
+    return np.concatenate([pred for pred, _ in _forecasts(module, splits[split], batch_size, progress,
+                                                          f"predict {split}")])
+
+
+def _forecasts(module, ds: WindowDataset, batch_size: Optional[int], progress: bool, desc: str,
+               part: Tuple[int, int] = (0, 1)):
+    """``(prediction [b, horizon, nodes] float32 numpy, batch)`` for the windows of ``ds`` in order, ``batch_size``
+    at a time (default: :func:`scoring_batch_size`), on the ``part[0]``-th of ``part[1]`` contiguous parts; the
+    module in evaluation mode meanwhile."""
     keep_freed_memory()
     dev = module.scaler_mean.device
-    if batch_size is None:
-        batch_size = scoring_batch_size(dev)
-    ds: WindowDataset = splits[split]
+    batch_size = scoring_batch_size(dev) if batch_size is None else batch_size
+    rank, world = part
+    lo, hi = len(ds) * rank // world, len(ds) * (rank + 1) // world
     was_training = module.training
     module.eval()
-    out = []
-    starts = range(0, len(ds), batch_size)
-    for s in tqdm(starts, desc=f"predict {split}", disable=not progress, leave=False):
-        batch = ds[slice(s, min(s + batch_size, len(ds)))]
-        x_mask = batch.get("x_mask")
-        out.append(module(batch["x"].to(dev), batch["u"].to(dev), None if x_mask is None else x_mask.to(dev)
-                          )[..., 0].float().cpu().numpy())
-    module.train(was_training)
-    return np.concatenate(out)
+    try:
+        for s in tqdm(range(lo, hi, batch_size), desc=desc, disable=not progress, leave=False):
+            batch = ds[slice(s, min(s + batch_size, hi))]
+            x_mask = batch.get("x_mask")
+            pred = module(batch["x"].to(dev), batch["u"].to(dev), None if x_mask is None else x_mask.to(dev))
+            yield pred[..., 0].float().cpu().numpy(), batch
+    finally:
+        module.train(was_training)
 
 
 @torch.no_grad()
@@ -66,27 +74,16 @@ def score_split(module, splits, split: str = "test", steps: Optional[Sequence[in
     ``shard=(rank, world_size)``: score the ``rank``-th of ``world_size`` contiguous parts of the split and add the
     sums up across the processes of the initialised ``torch.distributed`` group (every rank gets the metrics of
     the whole split): a large test split scored in parallel."""
-    keep_freed_memory()
-    dev = module.scaler_mean.device
-    batch_size = scoring_batch_size(dev) if batch_size is None else batch_size
     ds: WindowDataset = splits[split]
     rank, world = shard or (0, 1)
-    lo, hi = len(ds) * rank // world, len(ds) * (rank + 1) // world
-    was_training = module.training
-    module.eval()
-    horizon = ds.horizon
-    sums = np.zeros((4, horizon))
-    for s in tqdm(range(lo, hi, batch_size), desc=f"score {split}", disable=not progress, leave=False):
-        batch = ds[slice(s, min(s + batch_size, hi))]
-        x_mask = batch.get("x_mask")
-        pred = module(batch["x"].to(dev), batch["u"].to(dev), None if x_mask is None else x_mask.to(dev))
-        sums += horizon_sums(pred[..., 0].float().cpu().numpy(), batch["y"][..., 0].numpy())
-    module.train(was_training)
+    sums = np.zeros((4, ds.horizon))
+    for pred, batch in _forecasts(module, ds, batch_size, progress, f"score {split}", (rank, world)):
+        sums += horizon_sums(pred, batch["y"][..., 0].numpy())
     if world > 1:
-        total = torch.from_numpy(sums).to(dev)  # float64; on the device the group's backend serves
+        total = torch.from_numpy(sums).to(module.scaler_mean.device)  # float64, where the group's backend serves
         torch.distributed.all_reduce(total)
         sums = total.cpu().numpy()
-    return metrics_from_sums(sums, tuple(default_steps(horizon) if steps is None else steps))
+    return metrics_from_sums(sums, tuple(default_steps(ds.horizon) if steps is None else steps))
 
 
 def score(pred: np.ndarray, ds: WindowDataset, horizon: int, steps: Optional[Sequence[int]] = None
