@@ -10,6 +10,7 @@ CASES = [
     (["train", "--model", "tts_attn_none", "--accelerator", "gpu"], "torch sees no CUDA device"),
     (["train", "--model", "tts_attn_none", "--set", "hiden_size=8"], "did you mean 'hidden_size'"),
     (["train", "--model", "tts_attn_none", "--max-steps", "0"], "--max-steps must be a positive integer"),
+    (["train", "--model", "tts_attn_none", "--checkpoint-every", "0"], "--checkpoint-every must be a positive integer"),
     (["bench", "--models", "no_such_*", "--dry-run"], "matches no zoo model"),
     (["bench", "--models", "tts_attn_none", "--set", "hiden_size=8", "--dry-run"], "did you mean 'hidden_size'"),
     (["sensitivity", "--model", "tas_attn_none", "--budget-mb", "0"], "--budget-mb must be a positive number"),

@@ -27,7 +27,8 @@ def run(args) -> int:
                       **budget_overrides(args), max_steps=args.max_steps, max_time=args.max_time,
                       accelerator=args.accelerator, devices=args.devices,
                       strategy=args.strategy, num_nodes=args.num_nodes, progress=not args.no_progress,
-                      resume=args.resume, overwrite=args.overwrite, diag_schedule=args.diag_schedule)
+                      resume=args.resume, overwrite=args.overwrite, diag_schedule=args.diag_schedule,
+                      checkpoint_every_n_steps=args.checkpoint_every)
     result = train(cfg)
     if not result:  # non-zero DDP rank
         return 0
@@ -69,6 +70,9 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--out", help="run folder (default runs/<model>-[<dataset>-]<protocol>-h<H>-<budget>-s<seed>)")
     p.add_argument("--resume", action="store_true", help="continue the run in --out from its last checkpoint")
     p.add_argument("--overwrite", action="store_true", help="start over in an --out that holds a run")
+    p.add_argument("--checkpoint-every", type=int, default=25, metavar="STEPS",
+                   help="refresh checkpoints/last.ckpt every this many steps (and at every epoch's end): what a killed "
+                   "run can lose; a resume may change it")
     add_budget_arguments(p)
     p.add_argument("--max-steps", type=int, help="train exactly this many steps (the schedule's length; repeats "
                    "a --max-time run with the steps its metrics.json records)")

@@ -77,12 +77,16 @@ class TrainConfig:
 
 
 def _check_length(cfg: TrainConfig):
-    """``--max-steps`` / ``--max-time`` checked; returns the wall-clock budget as a timedelta (or None)."""
+    """``--max-steps`` / ``--max-time`` / ``--checkpoint-every`` checked; returns the wall-clock budget as a
+    timedelta (or None)."""
     if cfg.max_steps is not None and cfg.max_time is not None:
         raise ValueError("Give --max-steps or --max-time, not both (a time budget fixes the steps itself; "
                          "--max-steps repeats a timed run exactly).")
     if cfg.max_steps is not None and (not isinstance(cfg.max_steps, int) or cfg.max_steps <= 0):
         raise ValueError(f"--max-steps must be a positive integer, got {cfg.max_steps!r}.")
+    every = cfg.checkpoint_every_n_steps
+    if not isinstance(every, int) or isinstance(every, bool) or every <= 0:
+        raise ValueError(f"--checkpoint-every must be a positive integer (steps), got {every!r}.")
     return None if cfg.max_time is None else parse_duration(cfg.max_time)
 
 

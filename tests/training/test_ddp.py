@@ -126,6 +126,55 @@ def test_two_nodes_of_one_process_each_train_the_model_one_process_trains(tmp_pa
     _assert_equal_to_one_process(_result(_train_on_a_free_port(tmp_path, "nodes2", launches)), one_process)
 
 
+def _kill_at_first_checkpoint(cmds, env, out, deadline_s: float = 200.0) -> int:
+    """Start a launch and kill it (SIGKILL, its whole process group) as soon as ``checkpoints/last.ckpt`` exists;
+    the step that checkpoint holds."""
+    from stgnn_diag.training.safe_load import load_file
+
+    ckpt = out / "checkpoints" / "last.ckpt"
+    procs = [subprocess.Popen([sys.executable, *cmd], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                              start_new_session=True) for cmd in cmds]
+    t0 = time.monotonic()
+    while not ckpt.exists() and time.monotonic() - t0 < deadline_s and all(p.poll() is None for p in procs):
+        time.sleep(0.05)
+    for p in procs:
+        if p.poll() is None:
+            os.killpg(p.pid, signal.SIGKILL)
+        p.wait()
+    assert ckpt.exists() and not (out / "metrics.json").exists(), "the run ended before it could be killed"
+    return int(load_file(ckpt)["global_step"])
+
+
+def _launches(world: int, out, root, port, *extra):
+    """The ``train`` launch on ``world`` processes of this machine: ``(commands, env)``."""
+    env = {**os.environ, "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(port), "PYTHONUNBUFFERED": "1"}
+    devices = ["--devices", "2", "--strategy", "ddp"] if world == 2 else []
+    return [_train_cmd(out, root, *devices, *extra)], env
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(600)
+@pytest.mark.parametrize("first, then", [(2, 1), (1, 2)])
+def test_a_run_killed_on_one_world_size_resumes_on_another_to_the_one_process_result(tmp_path, metr_la_root,
+                                                                                      one_process, first, then):
+    """Killed (SIGKILL) at its first mid-epoch checkpoint on ``first`` processes and resumed with ``--resume`` on
+    ``then``: the remaining batches, the learning-rate schedule and the final model are those of one uninterrupted
+    process (the batch sampler's position is the global batch's, whatever the world size)."""
+    out = tmp_path / "run"
+    step = _kill_at_first_checkpoint(*_launches(first, out, metr_la_root, _port(), "--checkpoint-every", "10"), out)
+    assert 0 < step < one_process["global_steps"]
+    for attempt in range(2):  # a taken port fails the resume's rank 0 before it touches the folder: once more
+        codes, tails = _run_launches(*_launches(then, out, metr_la_root, _port(), "--resume"), out)
+        if codes == [0]:
+            break
+    assert codes == [0], tails
+    result = _result(out)
+    assert result["resumed"] and result["global_steps"] == result["schedule_steps"] == one_process["global_steps"]
+    assert result["ranks"]["world_size"] == then and result["ranks"]["agree"], result["ranks"]
+    for k, v in one_process["metrics"].items():
+        assert result["metrics"][k] == pytest.approx(v, rel=1e-3), k
+
+
 def test_the_ranks_slices_make_up_the_one_process_batches_and_resume_on_another_world_size():
     windows = list(range(50))
 
