@@ -10,7 +10,8 @@ from torch import Tensor, nn
 from ..nn import PositionalEncoding
 from ..calendar import check_calendar
 from ..nn.reset import reset_children
-from .inputs import check_inputs, check_sizes
+from .inputs import check_inputs
+from .options import check_option
 from .sublayers import GraphSublayer, TemporalSublayer, make_activation, make_graph_conv
 
 EXOG_MODES = ("input", "blocks")
@@ -67,13 +68,17 @@ class STAttentionBase(nn.Module):
                  graph_conv: str = "diffusion", k: int = 2, adaptive: Union[bool, str] = False, emb_size: int = 10,
                  node_embedding: bool = False, tod_embedding: int = 0, checkpoint_blocks: bool = False):
         super().__init__()
-        check_sizes(dict(input_size=input_size, horizon=horizon, hidden_size=hidden_size, window=window), n_nodes,
-                    exog_size)
+        for name, value, kind in (("input_size", input_size, "size"), ("output_size", output_size, "size or None"),
+                                  ("horizon", horizon, "size"), ("hidden_size", hidden_size, "size"),
+                                  ("window", window, "size"), ("heads", heads, "size"), ("n_nodes", n_nodes, "nodes"),
+                                  ("exog_size", exog_size, "count"), ("emb_size", emb_size, "size"),
+                                  ("tod_embedding", tod_embedding, "count")):
+            check_option(name, value, kind)
         if exog_mode not in EXOG_MODES:
             raise ValueError(f"Unknown exog_mode {exog_mode!r}; choose one of {EXOG_MODES}.")
         if node_embedding and n_nodes is None:
             raise ValueError("node_embedding=True needs n_nodes (one learned vector per node).")
-        if tod_embedding < 0 or (tod_embedding and exog_size == 0):
+        if tod_embedding and exog_size == 0:
             raise ValueError(f"tod_embedding={tod_embedding} needs exog_size >= 1 (channel 0 of u is the time "
                              f"of day); use 0 to switch it off.")
         self.input_size, self.output_size = input_size, output_size or input_size

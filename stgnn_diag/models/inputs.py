@@ -11,21 +11,6 @@ from ..nn import as_edge_index, check_edge_index
 from .layout_hint import layout_hint
 
 
-def check_sizes(positive: dict, n_nodes=None, exog_size: int = 0) -> None:
-    """Constructor arguments: each of ``positive`` a positive int, ``n_nodes`` None or a positive int,
-    ``exog_size`` an int >= 0 (bools are not sizes); ``ValueError`` naming the argument otherwise."""
-    def is_int(v) -> bool:
-        return isinstance(v, int) and not isinstance(v, bool)
-
-    for name, v in positive.items():
-        if not is_int(v) or v <= 0:
-            raise ValueError(f"{name} must be a positive integer, got {v!r}.")
-    if n_nodes is not None and (not is_int(n_nodes) or n_nodes <= 0):
-        raise ValueError(f"n_nodes must be a positive integer (the sensors of the graph) or None, got {n_nodes!r}.")
-    if not is_int(exog_size) or exog_size < 0:
-        raise ValueError(f"exog_size must be an integer >= 0, got {exog_size!r}.")
-
-
 def check_inputs(model, x: Tensor, edge_index, edge_weight: Optional[Tensor], u: Optional[Tensor], *,
                  fixed_window: bool = True) -> Tuple[Tensor, Optional[Tensor], Optional[Tensor]]:
     """Validate a forward call against ``model``'s ``input_size``, ``window`` (unless ``fixed_window=False``: a

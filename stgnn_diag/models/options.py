@@ -13,7 +13,7 @@ import inspect
 from dataclasses import MISSING, dataclass, field, fields, replace
 from typing import Any, Optional, Union
 
-__all__ = ["ForecasterOptions", "options_doc", "options_signature"]
+__all__ = ["ForecasterOptions", "check_option", "options_doc", "options_signature"]
 
 
 def option(default: Any = MISSING, doc: str = "", kind: Optional[str] = None):
@@ -32,6 +32,13 @@ _KIND_CHECKS = {
     "size or None": (lambda v: v is None or (_is_int(v) and v > 0), "a positive integer or None"),
     "nodes": (lambda v: v is None or (_is_int(v) and v > 0), "a positive integer (the sensors of the graph) or None"),
 }
+
+
+def check_option(name: str, value: Any, kind: str) -> None:
+    """``ValueError`` naming ``name`` unless ``value`` is of ``kind`` (a key of the kinds above)."""
+    ok, what = _KIND_CHECKS[kind]
+    if not ok(value):
+        raise ValueError(f"{name} must be {what}, got {value!r}.")
 
 
 @dataclass(frozen=True)
@@ -105,10 +112,7 @@ class ForecasterOptions:
         for f in fields(self):
             kind = f.metadata["kind"]
             if kind is not None:
-                ok, what = _KIND_CHECKS[kind]
-                value = getattr(self, f.name)
-                if not ok(value):
-                    raise ValueError(f"{f.name} must be {what}, got {value!r}.")
+                check_option(f.name, getattr(self, f.name), kind)
         tod, dow = self.resolved_calendar()
         if tod and self.exog_size < 1:
             raise ValueError(f"tod_embedding={tod} needs exog_size >= 1 (channel 0 of u is the time of day); pass "
