@@ -57,6 +57,17 @@ def _assert_equal_to_one_process(result, single):
         assert result["metrics"][k] == pytest.approx(v, rel=1e-3), k
 
 
+def _kill_groups(procs) -> None:
+    """SIGKILL each launch's process group: a rank whose launcher has exited (a failed rank 0 leaves the rank it
+    started waiting for it) goes down too."""
+    for p in procs:
+        try:
+            os.killpg(p.pid, signal.SIGKILL)
+        except ProcessLookupError:  # the whole group has ended
+            pass
+        p.wait()
+
+
 def _run_launches(cmds, env, logs_at: Path, deadline_s: float = 200.0):
     """Start the launch commands together and wait for all; ``(return codes, stderr tails)``.
 
@@ -69,12 +80,9 @@ def _run_launches(cmds, env, logs_at: Path, deadline_s: float = 200.0):
     t0 = time.monotonic()
     while any(p.poll() is None for p in procs):
         if any(p.returncode not in (None, 0) for p in procs) or time.monotonic() - t0 > deadline_s:
-            for p in procs:
-                if p.poll() is None:
-                    os.killpg(p.pid, signal.SIGKILL)
-                    p.wait()
             break
         time.sleep(0.5)
+    _kill_groups(procs)
     tails = []
     for log in logs:
         log.seek(0)
@@ -137,10 +145,7 @@ def _kill_at_first_checkpoint(cmds, env, out, deadline_s: float = 200.0) -> int:
     t0 = time.monotonic()
     while not ckpt.exists() and time.monotonic() - t0 < deadline_s and all(p.poll() is None for p in procs):
         time.sleep(0.05)
-    for p in procs:
-        if p.poll() is None:
-            os.killpg(p.pid, signal.SIGKILL)
-        p.wait()
+    _kill_groups(procs)
     assert ckpt.exists() and not (out / "metrics.json").exists(), "the run ended before it could be killed"
     return int(load_file(ckpt)["global_step"])
 
