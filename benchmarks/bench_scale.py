@@ -181,16 +181,35 @@ def exponent(xs: Sequence[float], ys: Sequence[float]) -> Optional[float]:
     return sum((p[0] - mx) * (p[1] - my) for p in pts) / sxx if sxx else None
 
 
-def extrapolate(rows: List[Dict], key: str, n: int) -> Optional[float]:
-    """``key`` at ``n`` nodes from the two largest measured node counts of ``rows`` (a power law through them)."""
-    pts = sorted((r["nodes"], r[key]) for r in rows if r.get("status") == "ok" and r.get(key))
+def extrapolate(rows: List[Dict], key: str, at: int, axis: str = "nodes") -> Optional[float]:
+    """``key`` at ``axis = at`` (``"nodes"`` or ``"window"``) from the two largest measured values of ``axis`` in
+    ``rows`` (a power law through them, at least linear)."""
+    pts = sorted((r[axis], r[key]) for r in rows if r.get("status") == "ok" and r.get(key))
     if not pts:
         return None
     if len(pts) == 1:
-        return pts[0][1] * n / pts[0][0]  # linear: the optimistic guess
+        return pts[0][1] * at / pts[0][0]  # linear: the optimistic guess
     (n1, v1), (n2, v2) = pts[-2], pts[-1]
     e = max(1.0, math.log(v2 / v1) / math.log(n2 / n1)) if v1 > 0 and v2 > 0 else 1.0
-    return v2 * (n / n2) ** e
+    return v2 * (at / n2) ** e
+
+
+def predict(rows: List[Dict], key: str, model: str, n: int, window: int) -> Optional[float]:
+    """``key`` of ``model`` at ``(n, window)``: from the smaller node counts at this window, else from the shorter
+    windows at this node count (None when neither was measured)."""
+    by_n = extrapolate([r for r in rows if (r["model"], r["window"]) == (model, window) and r["nodes"] < n], key, n)
+    if by_n is not None:
+        return by_n
+    return extrapolate([r for r in rows if (r["model"], r["nodes"]) == (model, n) and r["window"] < window], key,
+                       window, axis="window")
+
+
+def _died(ex) -> str:
+    """The status of a measurement whose process died: its exit signal, and what SIGKILL usually means."""
+    codes = [proc.exitcode for proc in list(getattr(ex, "_processes", {}).values()) if proc.exitcode is not None]
+    if any(c == -9 for c in codes):
+        return "failed: the measuring process was killed (SIGKILL: out of memory, most likely)"
+    return f"failed: the measuring process died (exit code {codes[0] if codes else 'unknown'})"
 
 
 def fit_table(rows: List[Dict], lo: int, hi: int) -> List[Dict]:
@@ -374,8 +393,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     plan = [(m, w, n) for m in models for w in args.windows for n in sorted(args.nodes)]
     for model, window, n in tqdm(plan, desc="scale", unit="config"):
         done = [r for r in rows if (r["model"], r["window"]) == (model, window)]
-        mem = extrapolate(done, "peak_rss_mb", n)
-        step = extrapolate(done, "train_step_s", n)
+        mem = predict(rows, "peak_rss_mb", model, n, window)
+        step = predict(rows, "train_step_s", model, n, window)
         base = {"model": model, "nodes": n, "window": window, "batch": args.batch}
         if not args.fresh and _key(base) in kept and kept[_key(base)]["status"] == "ok":
             rows.append(kept.pop(_key(base)))
@@ -395,7 +414,9 @@ def main(argv: Optional[List[str]] = None) -> int:
                 for proc in list(getattr(ex, "_processes", {}).values()):
                     proc.kill()
                 rows.append({**base, "status": f"timeout after {args.timeout_s:g} s"})
-            except Exception as e:  # noqa: BLE001  a failure (out of memory, an unsupported window) is a row
+            except cf.process.BrokenProcessPool:
+                rows.append({**base, "status": _died(ex)})
+            except Exception as e:  # noqa: BLE001  a failure (an unsupported window, a bad option) is a row
                 rows.append({**base, "status": f"failed: {type(e).__name__}: {str(e).splitlines()[0][:160]}"})
         if args.out:
             write_tables(args.out, rows + list(kept.values()), machine, args)

@@ -92,3 +92,25 @@ def test_the_published_tables_are_the_committed_rows():
     assert tables in (folder / "README.md").read_text()
     with open(folder / "scale.csv") as f:
         assert len(f.read().splitlines()) == len(rows) + 1
+
+
+def test_a_measurement_killed_by_the_kernel_says_so():
+    import concurrent.futures as cf
+    import multiprocessing as mp
+    import signal
+
+    with cf.ProcessPoolExecutor(max_workers=1, mp_context=mp.get_context("spawn")) as ex:
+        with pytest.raises(cf.process.BrokenProcessPool):
+            ex.submit(signal.raise_signal, signal.SIGKILL).result(timeout=120)
+        assert bench_scale._died(ex) == "failed: the measuring process was killed (SIGKILL: out of memory, most likely)"
+
+
+def test_a_configuration_is_predicted_from_smaller_graphs_else_from_shorter_windows():
+    ok = dict(model="m", status="ok")
+    rows = [{**ok, "nodes": 207, "window": 48, "mem": 6000.0}, {**ok, "nodes": 207, "window": 96, "mem": 15000.0},
+            {**ok, "nodes": 716, "window": 96, "mem": 30000.0}]
+    # T = 288 at 207 nodes: no smaller graph there, so along T through (48, 6000) and (96, 15000): exponent log2(2.5)
+    assert bench_scale.predict(rows, "mem", "m", 207, 288) == pytest.approx(15000 * 3 ** np.log2(2.5))
+    # 2,352 nodes at T = 96: along N through 207 and 716 (exponent 0.56 there; never below linear)
+    assert bench_scale.predict(rows, "mem", "m", 2352, 96) == pytest.approx(30000 * 2352 / 716)
+    assert bench_scale.predict(rows, "mem", "other", 207, 12) is None
