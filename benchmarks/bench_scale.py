@@ -204,9 +204,12 @@ def predict(rows: List[Dict], key: str, model: str, n: int, window: int) -> Opti
                        window, axis="window")
 
 
-def _died(ex) -> str:
-    """The status of a measurement whose process died: its exit signal, and what SIGKILL usually means."""
-    codes = [proc.exitcode for proc in list(getattr(ex, "_processes", {}).values()) if proc.exitcode is not None]
+def _died(procs) -> str:
+    """The status of a measurement whose worker processes (taken from the pool when the job was submitted: a broken
+    pool forgets them) died: their exit signal, and what SIGKILL usually means."""
+    for proc in procs:
+        proc.join(timeout=10)
+    codes = [proc.exitcode for proc in procs if proc.exitcode is not None]
     if any(c == -9 for c in codes):
         return "failed: the measuring process was killed (SIGKILL: out of memory, most likely)"
     return f"failed: the measuring process died (exit code {codes[0] if codes else 'unknown'})"
@@ -408,6 +411,7 @@ def main(argv: Optional[List[str]] = None) -> int:
             continue
         with cf.ProcessPoolExecutor(max_workers=1, mp_context=ctx) as ex:
             fut = ex.submit(measure, model, n, window, args.batch, args.steps, args.device, args.threads, degrees)
+            workers = list(getattr(ex, "_processes", {}).values())
             try:
                 rows.append(fut.result(timeout=args.timeout_s))
             except cf.TimeoutError:
@@ -415,7 +419,7 @@ def main(argv: Optional[List[str]] = None) -> int:
                     proc.kill()
                 rows.append({**base, "status": f"timeout after {args.timeout_s:g} s"})
             except cf.process.BrokenProcessPool:
-                rows.append({**base, "status": _died(ex)})
+                rows.append({**base, "status": _died(workers)})
             except Exception as e:  # noqa: BLE001  a failure (an unsupported window, a bad option) is a row
                 rows.append({**base, "status": f"failed: {type(e).__name__}: {str(e).splitlines()[0][:160]}"})
         if args.out:
