@@ -1,6 +1,7 @@
 """ForecasterOptions is the one declaration of the forecasters' options: the constructor signature, the docs
 and the checks come from it."""
 import inspect
+import re
 from dataclasses import fields
 
 import pytest
@@ -62,3 +63,19 @@ def test_resolved_switches_the_calendar_off_without_covariates():
     model = TTSForecaster(input_size=2, exog_size=0, n_nodes=3)
     assert model.options == ForecasterOptions(input_size=2, exog_size=0, n_nodes=3).resolved()
     assert model.resolved_options == {"tod_embedding": 0, "dow_embedding": False}
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    (dict(heads=0), "heads must be a positive integer, got 0"),
+    (dict(output_size=0), "output_size must be a positive integer or None, got 0"),
+    (dict(emb_size=True), "emb_size must be a positive integer, got True"),
+    (dict(exog_size=-1), "exog_size must be an integer >= 0, got -1"),
+    (dict(n_nodes=0), "n_nodes must be a positive integer (the sensors of the graph) or None"),
+])
+def test_the_templates_check_their_options_by_the_same_kinds(kwargs, message):
+    from stgnn_diag.models.tas_attention_model import TASAttentionModel
+    from stgnn_diag.models.tts_attention_model import TTSAttentionModel
+
+    for cls in (TASAttentionModel, TTSAttentionModel):
+        with pytest.raises(ValueError, match=re.escape(message)):
+            cls(input_size=1, **kwargs)
