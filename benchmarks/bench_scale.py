@@ -38,7 +38,6 @@ STID, Graph WaveNet, AGCRN and DCRNN; ``--all-entries`` adds every other native 
 from __future__ import annotations
 
 import argparse
-import concurrent.futures as cf
 import csv
 import json
 import math
@@ -49,7 +48,7 @@ import resource
 import sys
 import time
 from pathlib import Path
-from typing import Dict, List, Optional, Sequence
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 DEFAULT_MODELS = ["tas_attn_none", "tts_attn_none", "tas_template_none", "tts_template_none", "paper_tas",
                   "tsl:STIDModel", "tsl:GraphWaveNetModel", "tsl:AGCRNModel", "tsl:DCRNNModel"]
@@ -204,15 +203,38 @@ def predict(rows: List[Dict], key: str, model: str, n: int, window: int) -> Opti
                        window, axis="window")
 
 
-def _died(procs) -> str:
-    """The status of a measurement whose worker processes (taken from the pool when the job was submitted: a broken
-    pool forgets them) died: their exit signal, and what SIGKILL usually means."""
-    for proc in procs:
-        proc.join(timeout=10)
-    codes = [proc.exitcode for proc in procs if proc.exitcode is not None]
-    if any(c == -9 for c in codes):
-        return "failed: the measuring process was killed (SIGKILL: out of memory, most likely)"
-    return f"failed: the measuring process died (exit code {codes[0] if codes else 'unknown'})"
+def _child(conn, fn, args) -> None:
+    try:
+        conn.send(("ok", fn(*args)))
+    except Exception as e:  # noqa: BLE001  a failure (an unsupported window, a bad option) is a row
+        conn.send(("failed", f"failed: {type(e).__name__}: {(str(e).splitlines() or [''])[0][:160]}"))
+    finally:
+        conn.close()
+
+
+def run_in_fresh_process(ctx, fn, args: tuple, timeout_s: float) -> Tuple[bool, Any]:
+    """``fn(*args)`` in a fresh process of ``ctx``: ``(True, its value)``, or ``(False, the status)`` when it
+    raised, ran past ``timeout_s`` (killed) or died (its exit code; SIGKILL is most likely the kernel's
+    out-of-memory killer). A process of our own rather than a pool: its exit code is ours to read."""
+    recv, send = ctx.Pipe(duplex=False)
+    proc = ctx.Process(target=_child, args=(send, fn, args))
+    proc.start()
+    send.close()
+    try:
+        if not recv.poll(timeout_s):
+            proc.kill()
+            return False, f"timeout after {timeout_s:g} s"
+        try:
+            kind, value = recv.recv()
+        except EOFError:  # the process ended without a word
+            proc.join()
+            if proc.exitcode == -9:
+                return False, "failed: the measuring process was killed (SIGKILL: out of memory, most likely)"
+            return False, f"failed: the measuring process died (exit code {proc.exitcode})"
+        return kind == "ok", value
+    finally:
+        proc.join()
+        recv.close()
 
 
 def fit_table(rows: List[Dict], lo: int, hi: int) -> List[Dict]:
@@ -409,19 +431,9 @@ def main(argv: Optional[List[str]] = None) -> int:
         if (mem and mem > args.max_mem_gb * 1024) or (step and step > args.max_step_s):
             rows.append({**base, "status": f"skipped: predicted {_fmt(mem and mem / 1024)} GB, {_fmt(step)} s/step"})
             continue
-        with cf.ProcessPoolExecutor(max_workers=1, mp_context=ctx) as ex:
-            fut = ex.submit(measure, model, n, window, args.batch, args.steps, args.device, args.threads, degrees)
-            workers = list(getattr(ex, "_processes", {}).values())
-            try:
-                rows.append(fut.result(timeout=args.timeout_s))
-            except cf.TimeoutError:
-                for proc in list(getattr(ex, "_processes", {}).values()):
-                    proc.kill()
-                rows.append({**base, "status": f"timeout after {args.timeout_s:g} s"})
-            except cf.process.BrokenProcessPool:
-                rows.append({**base, "status": _died(workers)})
-            except Exception as e:  # noqa: BLE001  a failure (an unsupported window, a bad option) is a row
-                rows.append({**base, "status": f"failed: {type(e).__name__}: {str(e).splitlines()[0][:160]}"})
+        ok, value = run_in_fresh_process(ctx, measure, (model, n, window, args.batch, args.steps, args.device,
+                                                         args.threads, degrees), args.timeout_s)
+        rows.append(value if ok else {**base, "status": value})
         if args.out:
             write_tables(args.out, rows + list(kept.values()), machine, args)
     rows += list(kept.values())  # what the folder held beyond this plan stays in its tables

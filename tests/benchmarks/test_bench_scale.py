@@ -1,12 +1,13 @@
 """benchmarks/bench_scale.py: model specs with overrides, the synthetic graphs, the fitted exponents."""
 import importlib.util
+import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-spec = importlib.util.spec_from_file_location(
-    "bench_scale", Path(__file__).resolve().parents[2] / "benchmarks" / "bench_scale.py")
+BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
+spec = importlib.util.spec_from_file_location("bench_scale", BENCHMARKS / "bench_scale.py")
 bench_scale = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(bench_scale)
 
@@ -51,25 +52,9 @@ def test_a_second_run_keeps_what_the_folder_holds_and_refuses_another_machine(tm
         return {"model": name, "nodes": n, "window": window, "batch": batch, "train_step_s": 1e-3 * n,
                 "infer_batch_s": 1e-4 * n, "peak_rss_mb": 100.0 + n, "model_delta_mb": float(n), "status": "ok"}
 
-    class Inline:  # runs the measurement in this process (the real one spawns a fresh process per configuration)
-        def __init__(self, *a, **k):
-            pass
-
-        def __enter__(self):
-            return self
-
-        def __exit__(self, *a):
-            return False
-
-        def submit(self, fn, *a):
-            from concurrent.futures import Future
-
-            f = Future()
-            f.set_result(fn(*a))
-            return f
-
     monkeypatch.setattr(bench_scale, "measure", fake)
-    monkeypatch.setattr(bench_scale.cf, "ProcessPoolExecutor", Inline)
+    # the measurement in this process (the real one spawns a fresh process per configuration)
+    monkeypatch.setattr(bench_scale, "run_in_fresh_process", lambda ctx, fn, args, timeout_s: (True, fn(*args)))
     base = ["--nodes", "100", "200", "--windows", "12", "--out", str(tmp_path), "--data-root", str(tmp_path)]
     assert bench_scale.main(["--models", "a"] + base) == 0
     assert bench_scale.main(["--models", "a", "b"] + base) == 0
@@ -94,17 +79,20 @@ def test_the_published_tables_are_the_committed_rows():
         assert len(f.read().splitlines()) == len(rows) + 1
 
 
-def test_a_measurement_killed_by_the_kernel_says_so():
-    import concurrent.futures as cf
+def test_a_measurement_in_its_own_process_reports_its_value_its_error_its_death_and_its_timeout(monkeypatch):
     import multiprocessing as mp
     import signal
+    import time
 
-    with cf.ProcessPoolExecutor(max_workers=1, mp_context=mp.get_context("spawn")) as ex:
-        fut = ex.submit(signal.raise_signal, signal.SIGKILL)
-        workers = list(ex._processes.values())
-        with pytest.raises(cf.process.BrokenProcessPool):
-            fut.result(timeout=120)
-        assert bench_scale._died(workers) == "failed: the measuring process was killed (SIGKILL: out of memory, most likely)"
+    monkeypatch.syspath_prepend(str(BENCHMARKS))  # the spawned child imports bench_scale for its entry point
+    monkeypatch.setitem(sys.modules, "bench_scale", bench_scale)
+    ctx = mp.get_context("spawn")
+    run = bench_scale.run_in_fresh_process
+    assert run(ctx, abs, (-3,), 60) == (True, 3)
+    assert run(ctx, int, ("x",), 60) == (False, "failed: ValueError: invalid literal for int() with base 10: 'x'")
+    assert run(ctx, signal.raise_signal, (signal.SIGKILL,), 60) == (
+        False, "failed: the measuring process was killed (SIGKILL: out of memory, most likely)")
+    assert run(ctx, time.sleep, (30,), 2) == (False, "timeout after 2 s")
 
 
 def test_a_configuration_is_predicted_from_smaller_graphs_else_from_shorter_windows():
