@@ -68,12 +68,10 @@ class STAttentionBase(nn.Module):
                  graph_conv: str = "diffusion", k: int = 2, adaptive: Union[bool, str] = False, emb_size: int = 10,
                  node_embedding: bool = False, tod_embedding: int = 0, checkpoint_blocks: bool = False):
         super().__init__()
-        for name, value, kind in (("input_size", input_size, "size"), ("output_size", output_size, "size or None"),
-                                  ("horizon", horizon, "size"), ("hidden_size", hidden_size, "size"),
-                                  ("window", window, "size"), ("heads", heads, "size"), ("n_nodes", n_nodes, "nodes"),
-                                  ("exog_size", exog_size, "count"), ("emb_size", emb_size, "size"),
-                                  ("tod_embedding", tod_embedding, "count")):
-            check_option(name, value, kind)
+        for name, value in dict(input_size=input_size, output_size=output_size, horizon=horizon, n_nodes=n_nodes,
+                                hidden_size=hidden_size, exog_size=exog_size, window=window, heads=heads,
+                                emb_size=emb_size, tod_embedding=tod_embedding).items():
+            check_option(name, value)  # the kinds ForecasterOptions declares for these names
         if exog_mode not in EXOG_MODES:
             raise ValueError(f"Unknown exog_mode {exog_mode!r}; choose one of {EXOG_MODES}.")
         if node_embedding and n_nodes is None:

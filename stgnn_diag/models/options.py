@@ -34,9 +34,10 @@ _KIND_CHECKS = {
 }
 
 
-def check_option(name: str, value: Any, kind: str) -> None:
-    """``ValueError`` naming ``name`` unless ``value`` is of ``kind`` (a key of the kinds above)."""
-    ok, what = _KIND_CHECKS[kind]
+def check_option(name: str, value: Any, kind: Optional[str] = None) -> None:
+    """``ValueError`` naming ``name`` unless ``value`` is of ``kind`` (a key of the kinds above; default: the kind
+    :class:`ForecasterOptions` declares for ``name``)."""
+    ok, what = _KIND_CHECKS[kind or _OPTION_KINDS[name]]
     if not ok(value):
         raise ValueError(f"{name} must be {what}, got {value!r}.")
 
@@ -141,6 +142,10 @@ class ForecasterOptions:
         """The options the model builds: ``output_size`` filled in, the calendar switched off without ``u``."""
         tod, dow = self.resolved_calendar()
         return replace(self, output_size=self.output_size or self.input_size, tod_embedding=tod, dow_embedding=dow)
+
+
+#: The declared kind of each option that has one.
+_OPTION_KINDS = {f.name: f.metadata["kind"] for f in fields(ForecasterOptions) if f.metadata["kind"]}
 
 
 def options_signature(options: type, owner: Optional[inspect.Signature] = None) -> inspect.Signature:

@@ -91,19 +91,27 @@ def _run_launches(cmds, env, logs_at: Path, deadline_s: float = 200.0):
     return [p.returncode for p in procs], tails
 
 
-def _train_on_a_free_port(tmp_path, name, launches):
-    """``launches(out, port) -> (commands, env)`` run on a free port, tried twice; the run folder of the success.
+def _launches(world: int, out, root, port, *extra):
+    """The ``train`` launch on ``world`` processes of this machine: ``(commands, env)``."""
+    env = {**os.environ, "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(port), "PYTHONUNBUFFERED": "1"}
+    devices = ["--devices", "2", "--strategy", "ddp"] if world == 2 else []
+    return [_train_cmd(out, root, *devices, *extra)], env
+
+
+def _train_on_a_free_port(tmp_path, name, launches, out=None):
+    """``launches(out, port) -> (commands, env)`` run on a free port, tried twice; the run folder of the success
+    (a new folder for each try, or ``out`` for both: a resume, whose failed rank 0 has not touched the folder).
 
     The port is chosen free, but rank 0 binds it only after the launch starts, so another process can take it in
     between (rank 0 then fails with EADDRINUSE and its peers wait): a failed launch is tried once more on a new
     port, with a warning that shows what failed. What is tested is the training, not that race."""
     failures = []
     for attempt in range(2):
-        out = tmp_path / f"{name}-{attempt}"
-        cmds, env = launches(out, _port())
-        codes, tails = _run_launches(cmds, env, out)
+        folder = out or tmp_path / f"{name}-{attempt}"
+        cmds, env = launches(folder, _port())
+        codes, tails = _run_launches(cmds, env, folder)
         if all(c == 0 for c in codes):
-            return out
+            return folder
         failures.append((codes, tails))
         warnings.warn(f"{name} launch {attempt} failed with {codes}: " + "; ".join(t[-800:] for t in tails))
     pytest.fail(f"{name}: both launches failed: {failures}")
@@ -113,8 +121,7 @@ def _train_on_a_free_port(tmp_path, name, launches):
 @pytest.mark.timeout(600)
 def test_two_processes_train_the_model_one_process_trains(tmp_path, metr_la_root, one_process):
     def launches(out, port):
-        env = {**os.environ, "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(port), "PYTHONUNBUFFERED": "1"}
-        return [_train_cmd(out, metr_la_root, "--devices", "2", "--strategy", "ddp")], env
+        return _launches(2, out, metr_la_root, port)
 
     _assert_equal_to_one_process(_result(_train_on_a_free_port(tmp_path, "devices2", launches)), one_process)
 
@@ -150,13 +157,6 @@ def _kill_at_first_checkpoint(cmds, env, out, deadline_s: float = 200.0) -> int:
     return int(load_file(ckpt)["global_step"])
 
 
-def _launches(world: int, out, root, port, *extra):
-    """The ``train`` launch on ``world`` processes of this machine: ``(commands, env)``."""
-    env = {**os.environ, "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(port), "PYTHONUNBUFFERED": "1"}
-    devices = ["--devices", "2", "--strategy", "ddp"] if world == 2 else []
-    return [_train_cmd(out, root, *devices, *extra)], env
-
-
 @pytest.mark.slow
 @pytest.mark.timeout(600)
 @pytest.mark.parametrize("first, then", [(2, 1), (1, 2)])
@@ -168,11 +168,8 @@ def test_a_run_killed_on_one_world_size_resumes_on_another_to_the_one_process_re
     out = tmp_path / "run"
     step = _kill_at_first_checkpoint(*_launches(first, out, metr_la_root, _port(), "--checkpoint-every", "10"), out)
     assert 0 < step < one_process["global_steps"]
-    for attempt in range(2):  # a taken port fails the resume's rank 0 before it touches the folder: once more
-        codes, tails = _run_launches(*_launches(then, out, metr_la_root, _port(), "--resume"), out)
-        if codes == [0]:
-            break
-    assert codes == [0], tails
+    _train_on_a_free_port(tmp_path, "resume", lambda o, port: _launches(then, o, metr_la_root, port, "--resume"),
+                          out=out)
     result = _result(out)
     assert result["resumed"] and result["global_steps"] == result["schedule_steps"] == one_process["global_steps"]
     assert result["ranks"]["world_size"] == then and result["ranks"]["agree"], result["ranks"]
