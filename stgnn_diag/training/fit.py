@@ -187,6 +187,15 @@ def train(cfg: TrainConfig) -> Dict[str, Any]:
         return _fit_and_test(cfg, budget, config, max_time, resume_from)
 
 
+def _leave_process_group(world_size: int) -> None:
+    """Under DDP: wait until every rank is done (rank 0 writes the run's outputs last), then leave the process group
+    together. Without it a rank that has finished exits while gloo still holds its connections to a busy peer, and
+    gloo can abort it (SIGABRT, seen in the two-node launch) and so fail the launch after a complete run."""
+    if world_size > 1 and torch.distributed.is_available() and torch.distributed.is_initialized():
+        torch.distributed.barrier()
+        torch.distributed.destroy_process_group()
+
+
 def _fit_and_test(cfg: TrainConfig, budget: Budget, config: Dict[str, Any], max_time, resume_from
                   ) -> Dict[str, Any]:
     out = Path(cfg.out)
@@ -254,27 +263,30 @@ def _fit_and_test(cfg: TrainConfig, budget: Budget, config: Dict[str, Any], max_
     # every rank scores its share of the test windows; the sums are added up across the ranks
     shard = (trainer.global_rank, trainer.world_size) if trainer.world_size > 1 else None
     test_metrics = score_split(module, splits, "test", progress=cfg.progress and trainer.global_rank == 0, shard=shard)
-    if trainer.global_rank != 0:
-        return {}
-    attempts = read_attempts(out)
-    fit_times = [a.get("fit_s") for a in attempts]
-    result = {
-        "model": cfg.model, "dataset": cfg.dataset, "protocol": cfg.protocol, "horizon": cfg.horizon, "budget": cfg.budget,
-        "seed": cfg.seed, "split": "test", "windows": int(len(splits.test)), "window": cfg.window,
-        "align_window": cfg.align_window,
-        "metrics": test_metrics,
-        "parameters": sum(p.numel() for p in module.model.parameters()),
-        "epochs": trainer.current_epoch, "global_steps": trainer.global_step,
-        "schedule_steps": module.schedule_steps, "max_time": cfg.max_time,
-        # a timed run fixes its length at the end of the warm-up: --max-steps repeats it exactly when that is >= 10
-        "max_steps_repeats": None if max_time is None else module.warmup_steps >= 10,
-        # all attempts' fit time; when an earlier attempt left no record, this attempt's alone (flagged)
-        "train_time_s": round(sum(fit_times) if None not in fit_times else train_time, 1),
-        "train_time_complete": None not in fit_times, "attempts": attempts, "resumed": resume_from is not None,
-        "ranks": agreement.report,
-        "environment": env, "config": config,
-    }
-    write_json(out / METRICS_JSON, result)
-    merge_attempt_logs(out, out / "metrics.csv")
-    plot_loss_curve(out / "metrics.csv", out / "loss_curve.png", title=f"{cfg.model} ({cfg.protocol}, {cfg.budget})")
-    return result
+    try:
+        if trainer.global_rank != 0:
+            return {}
+        attempts = read_attempts(out)
+        fit_times = [a.get("fit_s") for a in attempts]
+        result = {
+            "model": cfg.model, "dataset": cfg.dataset, "protocol": cfg.protocol, "horizon": cfg.horizon, "budget": cfg.budget,
+            "seed": cfg.seed, "split": "test", "windows": int(len(splits.test)), "window": cfg.window,
+            "align_window": cfg.align_window,
+            "metrics": test_metrics,
+            "parameters": sum(p.numel() for p in module.model.parameters()),
+            "epochs": trainer.current_epoch, "global_steps": trainer.global_step,
+            "schedule_steps": module.schedule_steps, "max_time": cfg.max_time,
+            # a timed run fixes its length at the end of the warm-up: --max-steps repeats it exactly when that is >= 10
+            "max_steps_repeats": None if max_time is None else module.warmup_steps >= 10,
+            # all attempts' fit time; when an earlier attempt left no record, this attempt's alone (flagged)
+            "train_time_s": round(sum(fit_times) if None not in fit_times else train_time, 1),
+            "train_time_complete": None not in fit_times, "attempts": attempts, "resumed": resume_from is not None,
+            "ranks": agreement.report,
+            "environment": env, "config": config,
+        }
+        write_json(out / METRICS_JSON, result)
+        merge_attempt_logs(out, out / "metrics.csv")
+        plot_loss_curve(out / "metrics.csv", out / "loss_curve.png", title=f"{cfg.model} ({cfg.protocol}, {cfg.budget})")
+        return result
+    finally:
+        _leave_process_group(trainer.world_size)
