@@ -49,7 +49,8 @@ def run_unit(args, model: str, hop: int, lag: int, seed: int) -> Dict:
     from stgnn_diag.training.predictor import load_checkpoint
 
     name = dataset_name(args, hop, lag)
-    out = args.runs / f"{model}__h{hop}-l{lag}__s{seed}"
+    # the window is part of a unit's name (12, the default, is left out so the earlier folders still match)
+    out = args.runs / (f"{model}__h{hop}-l{lag}__s{seed}" + ("" if args.window == 12 else f"__w{args.window}"))
     metrics_path = out / "metrics.json"
     if not metrics_path.is_file():
         cfg = TrainConfig(model=model, out=str(out), dataset=name, horizon=1, window=args.window, budget=args.budget,
@@ -86,18 +87,24 @@ def _commit() -> str:
 
 def write_csv(path: Path, rows: List[Dict]) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    rows = sorted(rows, key=lambda r: (r["model"], int(r["hop"]), int(r["lag"]), int(r["seed"])))
+    rows = sorted(rows, key=_key)
     with open(path, "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=KEYS, extrasaction="ignore")
         w.writeheader()
         w.writerows(rows)
 
 
+def _key(r: Dict) -> tuple:
+    """A row's unit: (model, hop, lag, window, seed) (rows written before the window was a column: 12)."""
+    return r["model"], int(r["hop"]), int(r["lag"]), int(r.get("window") or 12), int(r["seed"])
+
+
 def read_csv(path: Path) -> Dict[tuple, Dict]:
+    """The rows of ``path`` keyed by their unit (:func:`_key`)."""
     if not path.is_file():
         return {}
     with open(path) as f:
-        return {(r["model"], int(r["hop"]), int(r["lag"]), int(r["seed"])): r for r in csv.DictReader(f)}
+        return {_key(r): r for r in csv.DictReader(f)}
 
 
 def markdown_table(rows: List[Dict]) -> str:
@@ -123,6 +130,7 @@ def plot(rows: List[Dict], path: Path) -> None:
     models = sorted({r["model"] for r in rows})
     hops = sorted({int(r["hop"]) for r in rows})
     lags = sorted({int(r["lag"]) for r in rows})
+    windows = "/".join(str(w) for w in sorted({_key(r)[3] for r in rows}))
     fig, axes = plt.subplots(2, len(models), figsize=(3.2 * len(models), 6), squeeze=False)
     for j, m in enumerate(models):
         for i, (key, title, vmax) in enumerate((("mae_over_floor", "MAE / noise floor", 3.0),
@@ -144,7 +152,7 @@ def plot(rows: List[Dict], path: Path) -> None:
                         ax.text(b, a, f"{grid[a, b]:.2f}", ha="center", va="center", fontsize=8,
                                 color="k" if bright else "w")
             ax.set(xticks=range(len(lags)), xticklabels=lags, yticks=range(len(hops)), yticklabels=hops,
-                   xlabel="lag", ylabel="hop", title=f"{m}\n{title}")
+                   xlabel="lag", ylabel="hop", title=f"{m}, T = {windows}\n{title}")
             fig.colorbar(im, ax=ax, fraction=0.046)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
@@ -185,15 +193,15 @@ def main(argv=None) -> int:
     bar = tqdm(plan, desc="lag-hop units", unit="unit")
     for m, h, lag, s in bar:
         bar.set_postfix_str(f"{m} hop {h} lag {lag} seed {s}")
-        if (m, h, lag, s) in done:
+        if (m, h, lag, args.window, s) in done:
             continue
         t0 = time.time()
-        done[(m, h, lag, s)] = row = run_unit(args, m, h, lag, s)
+        done[(m, h, lag, args.window, s)] = row = run_unit(args, m, h, lag, s)
         write_csv(args.out / "results.csv", list(done.values()))
         tqdm.write(f"{m} hop {h} lag {lag} seed {s}: MAE {row['mae']:.3f} ({row['mae_over_floor']:.2f} x floor), "
                    f"hit rate {row['hit_rate']:.2f}, profile argmax {row['profile_hop']},{row['profile_lag']} "
                    f"[{time.time() - t0:.0f} s]")
-    rows = list(done.values())
+    rows = [r for r in done.values() if _key(r)[3] == args.window]  # the plot and table: this window's rows
     if rows:
         plot(rows, args.out / "lag_hop.png")
         print("\n" + markdown_table(rows) + "\n")

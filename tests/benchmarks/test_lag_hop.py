@@ -42,3 +42,15 @@ def test_the_published_table_is_its_results_csv():
     folder = Path(__file__).resolve().parents[2] / "models" / "results" / "lag-hop-cpu"
     rows = list(csv.DictReader(open(folder / "results.csv")))
     assert len(rows) == 48 and lag_hop.markdown_table(rows) in (folder / "README.md").read_text()
+
+
+def test_windows_are_units_of_their_own(tmp_path, monkeypatch):
+    """A unit at another window trains in a folder of its own and adds a row: nothing of the first is reused."""
+    base = ["--models", "tts_attn_none", "--hops", "1", "--lags", "2", "--nodes", "8", "--steps", "600",
+            "--max-epochs", "1", "--hidden-size", "8", "--batch-size", "16",
+            "--runs", str(tmp_path / "runs"), "--out", str(tmp_path / "out")]
+    assert lag_hop.main(base + ["--window", "6"]) == 0
+    assert lag_hop.main(base + ["--window", "8"]) == 0
+    rows = list(csv.DictReader(open(tmp_path / "out" / "results.csv")))
+    assert sorted(int(r["window"]) for r in rows) == [6, 8]
+    assert len(list((tmp_path / "runs").iterdir())) == 2
