@@ -10,7 +10,7 @@ from typing import Any, Dict, Optional
 
 import lightning as L
 import torch
-from lightning.pytorch.callbacks import EarlyStopping, ModelCheckpoint, TQDMProgressBar
+from lightning.pytorch.callbacks import EarlyStopping, ModelCheckpoint
 from lightning.pytorch.loggers import CSVLogger
 from lightning.pytorch.utilities.rank_zero import rank_zero_only
 
@@ -29,6 +29,7 @@ from .malloc import keep_freed_memory
 from .wall_clock import ElapsedTime, WallClockBudget, parse_duration
 from .logs import LOGS, merge_attempt_logs, next_attempt, read_attempts, write_attempt
 from .plots import plot_loss_curve
+from .progress import ProgressBar
 from .provenance import environment
 from .quiet import quiet_lightning
 from .run_dir import (CHECKPOINTS, CONFIG_JSON, LAST, METRICS_JSON, RESUMABLE_CHANGES, RunLock, check_same_model,
@@ -231,7 +232,7 @@ def _fit_and_test(cfg: TrainConfig, budget: Budget, config: Dict[str, Any], max_
     if max_time is not None:
         callbacks.append(WallClockBudget(max_time))
     if cfg.progress:
-        callbacks.append(TQDMProgressBar(refresh_rate=5))
+        callbacks.append(ProgressBar(refresh_rate=5))
     by_length = cfg.max_steps or max_time is not None
     trainer = L.Trainer(
         max_epochs=-1 if by_length else budget.max_epochs, max_steps=cfg.max_steps or -1, max_time=max_time,
