@@ -33,4 +33,10 @@ def test_the_sink_and_the_far_lag_share_of_each_unit(tmp_path, metr_la_root):
         assert float(r["diag_x_tokens"]) > 0 and int(r["tokens"]) == int(r["window"])
         share = float(r["far_lag_share"])
         assert share == 0.0 if r["window"] == "12" else 0.0 < share < 1.0  # lags 12 .. 15 exist only at T = 16
+        profile = [float(v) for v in r["lag_profile"].split()]
+        assert len(profile) == int(r["window"]) and sum(profile) == pytest.approx(1.0, abs=1e-3)
+        assert sum(profile[12:]) == pytest.approx(share, abs=1e-3)  # the far-lag share is the profile's tail
+    assert (tmp_path / "out" / "window_sink.png").stat().st_size > 0
+    (tmp_path / "out" / "window_sink.png").unlink()
+    assert window_sink.main(["--plot-only", "--out", str(tmp_path / "out")]) == 0  # from the CSV alone
     assert (tmp_path / "out" / "window_sink.png").stat().st_size > 0
