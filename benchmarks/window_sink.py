@@ -88,6 +88,8 @@ def plot(rows: List[Dict], path: Path) -> None:
     fig, axes = plt.subplots(2, 2, figsize=(11, 8))
     (a, b), (c, d) = axes
     colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    styles = {t: ("-", "--", ":", "-.", (0, (1, 4)))[i % 5]  # one line style per window, the same in every model
+              for i, t in enumerate(sorted({int(r["window"]) for r in rows}))}
     for i, model in enumerate(sorted({r["model"] for r in rows})):
         mine = [r for r in rows if r["model"] == model]
         ts = sorted({int(r["window"]) for r in mine})
@@ -95,11 +97,11 @@ def plot(rows: List[Dict], path: Path) -> None:
         a.plot(ts, [mean_at(mine, t, "diag_x_tokens") for t in ts], marker="o", color=color, label=model)
         b.plot(ts, [mean_at(mine, t, "far_lag_share") for t in ts], marker="o", color=color, label=model)
         c.plot(ts, [mean_at(mine, t, "mae@12") for t in ts], marker="o", color=color, label=model)
-        for j, t in enumerate(ts):
+        for t in ts:
             profiles = {r["unit_id"]: r["lag_profile"] for r in mine if int(r["window"]) == t and r.get("lag_profile")}
             if profiles:
                 prof = np.mean([np.array(v.split(), dtype=float) for v in profiles.values()], 0)
-                d.plot(np.arange(1, t + 1), np.cumsum(prof), color=color, ls=("-", "--", ":", "-.")[j % 4],
+                d.plot(np.arange(1, t + 1), np.cumsum(prof), color=color, ls=styles[t],
                        label=f"{model}, T = {t}")
     a.axhline(1.0, color="grey", lw=0.8, ls="--")
     a.set(xscale="log", xlabel="input steps T", ylabel="diagonal weight x tokens (largest layer)",
