@@ -20,6 +20,26 @@ CARDS_DIR = Path("models") / "cards"
 #: METR-LA's 207 sensors); an entry with weights is counted for the nodes its weights were trained on.
 CARD_NODES = 207
 
+#: Which window to train an attention entry at, per arrangement tag: what docs/long_windows.md measured
+#: (METR-LA, T = 12 / 48 / 96, one seed at the smoke-test budget, and the lag-hop task at T = 48 and 96).
+WINDOW_ADVICE = {
+    "tas_attn": "step-12 MAE of T&S (b) 3.786 at T = 12, 3.702 at 48, 3.703 at 96",
+    "tts_attn": "step-12 MAE of TTS (b) 4.044 at T = 12, 3.791 at 48, 3.701 at 96",
+}
+
+
+def render_window_advice(tags) -> str:
+    """The card's "Window length" section for an entry with one of :data:`WINDOW_ADVICE`'s tags, else ''."""
+    tag = next((t for t in tags if t in WINDOW_ADVICE), None)
+    if tag is None:
+        return ""
+    return ("\n## Window length\n\n"
+            "The shipped weights read 12 input steps; the entry takes any `window` (`create_model(name, window=T)`, "
+            "`stgnn-diag train --window T`). For forecasts an hour ahead train at T = 48 or more: "
+            f"{WINDOW_ADVICE[tag]} (one seed, smoke-test budget, the same test targets at every T). No diagonal "
+            "variant has been measured ahead of plain attention (b) at any window, and the trained attention shows no "
+            "diagonal sink up to T = 96 (docs/long_windows.md, which also gives the cost per step against T).\n")
+
 
 def card_nodes(name: str) -> int:
     """The node count of ``name``'s default pretrained weights, else :data:`CARD_NODES`."""
@@ -128,6 +148,7 @@ def render_card(name: str) -> str:
            if getattr(entry.model_class, "large_graph", None) else "")
         + f"- create: `stgnn_diag.create_model(\"{name}\", n_nodes={nodes}, exog_size=...)`\n\n"
         f"## Defaults (override any in `create_model`)\n\n| argument | default |\n|---|---|\n{rows}\n"
+        + render_window_advice(entry.tags)
         + render_pretrained(name)
     )
 
