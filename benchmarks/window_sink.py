@@ -49,21 +49,21 @@ def unit_rows(udir: Path, windows: int, jacobian_windows: int) -> List[Dict]:
         stats = attention_diagnostics(model, b["x"], splits.edge_index, splits.edge_weight,
                                       b["u"][..., :u_size] if u_size else None)
     t = test.window
-    far, far1, profiles = [], [], []
+    far1, profiles = [], []
     for k in idx[np.unique(np.linspace(0, len(idx) - 1, num=min(jacobian_windows, len(idx))).round().astype(int))]:
         w = test[int(k)]
         s = spatiotemporal_jacobian(model, w["x"], splits.edge_index, splits.edge_weight,
                                     w["u"][..., :u_size] if u_size else None, out_steps=[0, predictor.horizon - 1])
         by_lag = s.sum((1, 3)).flip(-1)  # [2 output steps, lag 0 .. T-1]
         far1.append(float(by_lag[0, 12:].sum() / by_lag[0].sum()) if t > 12 else 0.0)
-        far.append(float(by_lag[1, 12:].sum() / by_lag[1].sum()) if t > 12 else 0.0)
         profiles.append((by_lag[1] / by_lag[1].sum()).numpy())
+    profile = np.mean(profiles, 0)  # step 12's share by lag; its tail beyond lag 11 is the far-lag share
     m = result["metrics"]
     base = {"unit_id": result["unit_id"], "model": result["model"], "window": result["window"],
             "align_window": dict(result.get("overrides") or {}).get("align_window"), "seed": result["seed"],
             "steps": result.get("global_steps"), "mae@3": m.get("mae@3"), "mae@6": m.get("mae@6"),
-            "mae@12": m.get("mae@12"), "far_lag_share": float(np.mean(far)), "far_lag_share_step1": float(np.mean(far1)),
-            "lag_profile": " ".join(f"{v:.5f}" for v in np.mean(profiles, 0))}
+            "mae@12": m.get("mae@12"), "far_lag_share": float(profile[12:].sum()), "far_lag_share_step1": float(np.mean(far1)),
+            "lag_profile": " ".join(f"{v:.5f}" for v in profile)}
     return [{**base, "layer": st.layer, "tokens": st.steps, "heads": st.heads, "diag_x_tokens": st.diag_ratio,
              "diag_x_tokens_per_head": " ".join(f"{float(v) * st.steps:.3f}" for v in st.diag_mass)} for st in stats]
 
@@ -78,18 +78,18 @@ def plot(rows: List[Dict], path: Path) -> None:
     import matplotlib.pyplot as plt
     import numpy as np
 
-    def mean_at(mine, t, key, reduce=max):
-        at = [r for r in mine if int(r["window"]) == t]
+    def mean_at(mine, t, key):
         per_unit = {}
-        for r in at:  # one value per unit (its largest layer for the diagonal), then the mean over seeds
-            per_unit[r["unit_id"]] = reduce(per_unit.get(r["unit_id"], float(r[key])), float(r[key]))
+        for r in mine:  # one value per unit (its largest layer for the diagonal), then the mean over seeds
+            if int(r["window"]) == t:
+                per_unit[r["unit_id"]] = max(per_unit.get(r["unit_id"], float(r[key])), float(r[key]))
         return float(np.mean(list(per_unit.values())))
 
     fig, axes = plt.subplots(2, 2, figsize=(11, 8))
     (a, b), (c, d) = axes
     colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
-    styles = {t: ("-", "--", ":", "-.", (0, (1, 4)))[i % 5]  # one line style per window, the same in every model
-              for i, t in enumerate(sorted({int(r["window"]) for r in rows}))}
+    windows = sorted({int(r["window"]) for r in rows})
+    styles = {t: ("-", "--", ":", "-.", (0, (1, 4)))[i % 5] for i, t in enumerate(windows)}  # one per window
     for i, model in enumerate(sorted({r["model"] for r in rows})):
         mine = [r for r in rows if r["model"] == model]
         ts = sorted({int(r["window"]) for r in mine})
@@ -112,7 +112,6 @@ def plot(rows: List[Dict], path: Path) -> None:
     d.axvline(12, color="grey", lw=0.8, ls="--")
     d.set(xscale="log", xlabel="lag + 1 (steps back from the last input)", ylabel="cumulative share",
           title="step-12 Jacobian by lag")
-    windows = sorted({int(r["window"]) for r in rows})
     for ax in (a, b, c):  # a tick at every window measured, written plainly
         ax.set_xticks(windows, [str(t) for t in windows])
         ax.minorticks_off()
