@@ -40,6 +40,7 @@ def parse_key_values(pairs: Optional[Sequence[str]], error: type = ValueError) -
 
 def split_bracketed(name: str, what: str = "name") -> Tuple[str, Dict[str, Any]]:
     """``"lag_hop[hop=3,graph=grid]"`` -> ``("lag_hop", {"hop": 3, "graph": "grid"})``; a plain name has ``{}``.
+    A value may be a JSON list (``"lag_hop[lag=[1,95]]"`` -> ``{"lag": [1, 95]}``): commas inside it do not split.
     ``ValueError`` naming ``what`` for an unclosed bracket or an item that is not ``key=value``."""
     name = str(name)
     if "[" not in name:
@@ -47,8 +48,19 @@ def split_bracketed(name: str, what: str = "name") -> Tuple[str, Dict[str, Any]]
     if not name.endswith("]"):
         raise ValueError(f"{what} {name!r}: arguments go in brackets, e.g. {name.split('[')[0]}[key=value,...]")
     key, inner = name[:-1].split("[", 1)
-    items = [p.strip() for p in inner.split(",") if p.strip()]
+    items = [p.strip() for p in _split_top_level(inner) if p.strip()]
     try:
         return key, parse_key_values(items)
     except ValueError as e:
         raise ValueError(f"{what} {name!r}: {e}") from None
+
+
+def _split_top_level(text: str) -> list:
+    """``"a=1,b=[2,3]"`` -> ``["a=1", "b=[2,3]"]``: split at the commas outside square brackets."""
+    parts, depth, start = [], 0, 0
+    for i, ch in enumerate(text):
+        depth += (ch == "[") - (ch == "]")
+        if ch == "," and depth == 0:
+            parts.append(text[start:i])
+            start = i + 1
+    return parts + [text[start:]]

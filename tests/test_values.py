@@ -28,6 +28,7 @@ def test_bracketed_names():
     assert split_bracketed("tas_attn_none") == ("tas_attn_none", {})
     assert split_bracketed("lag_hop[hop=3,graph=grid,alpha=0.5,]") == ("lag_hop", {"hop": 3, "graph": "grid",
                                                                                    "alpha": 0.5})
+    assert split_bracketed("lag_hop[lag=[1,95],hop=2]") == ("lag_hop", {"lag": [1, 95], "hop": 2})
     with pytest.raises(ValueError, match="data set 'lag_hop\\[hop=3': arguments go in brackets"):
         split_bracketed("lag_hop[hop=3", "data set")
     with pytest.raises(ValueError, match="model 'm\\[k\\]'"):

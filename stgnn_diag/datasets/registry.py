@@ -39,9 +39,11 @@ def split_name(name: str) -> Tuple[str, Dict[str, Any]]:
 
 
 def dataset_slug(name: str) -> str:
-    """A data set name as a folder name: ``"lag_hop[hop=3,lag=5]"`` -> ``"lag_hop-hop3-lag5"``."""
+    """A data set name as a folder name: ``"lag_hop[hop=3,lag=5]"`` -> ``"lag_hop-hop3-lag5"``; a list value's
+    items are joined with ``+`` (``"lag_hop[lag=[1,95]]"`` -> ``"lag_hop-lag1+95"``)."""
     key, args = split_name(name)
-    return "-".join([key] + [f"{k}{v}" for k, v in args.items()])
+    text = {k: "+".join(map(str, v)) if isinstance(v, list) else v for k, v in args.items()}
+    return "-".join([key] + [f"{k}{v}" for k, v in text.items()])
 
 
 def list_datasets() -> List[str]:

@@ -11,6 +11,17 @@ So for an input window ending at step ``t`` (lag 0 = its last step), the best on
 ``sigma * sqrt(2 / pi)`` (:attr:`LagHopTask.noise_floor_mae`). A forecaster that solves the task must route
 the reading of a node ``hop`` edges away across ``lag`` steps: space and time together.
 
+With several lags (``lag=[1, 95]``) each node has one source per lag, each ``hop`` edges away and drawn
+independently, and the coefficient ``alpha`` is shared out equally::
+
+    s_v(t + 1) = mean + (alpha / K) * sum_k (s_{u_k}(t - lag_k) - mean) + sigma * eps_v(t + 1)
+
+so the true Jacobian has ``K`` entries of ``alpha / K`` and the noise floor is the same. That asks an attention
+layer to weight ``K`` input steps at once, far apart in the window if the lags are. The single-lag series starts
+in its stationary distribution; the several-lag one (whose stationary law has no closed form) is run in from
+the level for as many steps as it takes ``alpha`` to decay below ``1e-6`` once per longest delay, and those
+steps are dropped.
+
 A node with no node at exactly ``hop`` edges (on the METR-LA graph, a few) has no source; its readings are
 0 (missing) at every step, so none of its targets is scored and none of its inputs informs another node.
 
@@ -24,7 +35,7 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
-from typing import Optional
+from typing import Optional, Sequence, Union
 
 import numpy as np
 
@@ -66,16 +77,21 @@ class LagHopTask(SensorDataset):
         root: data root; read only for ``graph="metr_la"`` (METR-LA's sensor graph).
         hop: edges between a node and its source (``>= 1``).
         lag: steps between the source's reading and the target, counted back from the window's last
-            input step (``>= 0``; a window of ``T`` steps sees lags ``0 .. T - 1``).
+            input step (``>= 0``; a window of ``T`` steps sees lags ``0 .. T - 1``); a list of distinct lags for
+            one source per lag (see the module docstring).
         graph: ``"ring"``, ``"grid"`` or ``"metr_la"``.
         n_nodes: nodes of the ring / grid (the grid rounds to a square); ignored for ``"metr_la"``.
         steps: length of the series.
-        alpha, sigma, mean: the autoregression's coefficient, noise and level.
+        alpha, sigma, mean: the autoregression's coefficient (the sum over the sources), noise and level.
         seed: everything random (sources, noise) comes from it.
         download, progress: for reading METR-LA's graph.
 
     Attributes (beyond :class:`SensorDataset`'s):
-        source: ``[nodes]`` int64, each node's source (``-1``: none, the node is missing throughout).
+        lags: the lags, a tuple of ``K`` ints (``(lag,)`` for one).
+        sources: ``[K, nodes]`` int64, each node's source for each lag (``-1``: none, the node is missing
+            throughout).
+        coefficient: each source's coefficient, ``alpha / K``.
+        lag, source: the lag and ``[nodes]`` sources of a one-lag task (a ``ValueError`` for several).
         hops: ``[nodes, nodes]`` float64, the graph's hop counts (:func:`~stgnn_diag.nn.hops.hop_distances`).
         noise_floor_mae: the expected MAE of the true conditional mean, ``sigma * sqrt(2 / pi)``.
     """
@@ -83,12 +99,19 @@ class LagHopTask(SensorDataset):
     key, name = "lag_hop", "Lag-hop task"
     layout = None  # generated, not read
 
-    def __init__(self, root=None, *, hop: int = 2, lag: int = 3, graph: str = "ring", n_nodes: int = 64,
-                 steps: int = 8640, alpha: float = 0.9, sigma: float = 4.0, mean: float = 50.0, seed: int = 0,
-                 download: bool = True, progress: bool = True) -> None:
-        for label, value, low in (("hop", hop, 1), ("lag", lag, 0), ("n_nodes", n_nodes, 4), ("steps", steps, 2)):
+    def __init__(self, root=None, *, hop: int = 2, lag: Union[int, Sequence[int]] = 3, graph: str = "ring",
+                 n_nodes: int = 64, steps: int = 8640, alpha: float = 0.9, sigma: float = 4.0, mean: float = 50.0,
+                 seed: int = 0, download: bool = True, progress: bool = True) -> None:
+        lags = tuple(lag) if isinstance(lag, (list, tuple)) else (lag,)
+        if not lags:
+            raise ValueError("lag_hop: lag must be an integer >= 0 or a list of them, got []")
+        for label, value, low in (("hop", hop, 1), *(("lag", v, 0) for v in lags), ("n_nodes", n_nodes, 4),
+                                  ("steps", steps, 2)):
             if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
                 raise ValueError(f"lag_hop: {label} must be an integer >= {low}, got {value!r}")
+        if len(set(lags)) < len(lags):
+            raise ValueError(f"lag_hop: the lags must be distinct, got {list(lags)}")
+        lag = max(lags)
         if graph not in GRAPHS:
             raise ValueError(f"lag_hop: graph must be one of {GRAPHS}, got {graph!r}")
         if not 0 <= alpha < 1 or sigma <= 0:
@@ -96,8 +119,9 @@ class LagHopTask(SensorDataset):
                              f"sigma={sigma}")
         if steps <= lag + 1:
             raise ValueError(f"lag_hop: steps={steps} leaves no step after the first source reading (lag={lag})")
-        self.hop, self.lag, self.graph, self.seed = int(hop), int(lag), graph, seed
+        self.hop, self.lags, self.graph, self.seed = int(hop), tuple(int(v) for v in lags), graph, seed
         self.alpha, self.sigma, self.level = float(alpha), float(sigma), float(mean)
+        self.coefficient = self.alpha / len(self.lags)
         self.root = Path(root) if root is not None else None
         if graph == "metr_la":
             from .metr_la import MetrLA
@@ -110,11 +134,12 @@ class LagHopTask(SensorDataset):
         self.adj, self.sensor_ids = adj, ids
         self.hops = hop_distances(np.stack(np.nonzero(adj)), len(adj)).numpy()
         rng = np.random.default_rng(seed)
-        self.source = np.full(len(adj), -1, dtype=np.int64)
-        for v in range(len(adj)):
-            at_hop = np.flatnonzero(self.hops[:, v] == hop)
-            if len(at_hop):
-                self.source[v] = rng.choice(at_hop)
+        self.sources = np.full((len(self.lags), len(adj)), -1, dtype=np.int64)
+        for k in range(len(self.lags)):
+            for v in range(len(adj)):
+                at_hop = np.flatnonzero(self.hops[:, v] == hop)
+                if len(at_hop):
+                    self.sources[k, v] = rng.choice(at_hop)
         self.speed64 = self._generate(rng, steps)
         self.speed = self.speed64.astype(np.float32)
         self.mask = self.speed64 != 0
@@ -124,15 +149,27 @@ class LagHopTask(SensorDataset):
         self.folder = self.speed_path = None
 
     def _generate(self, rng: np.random.Generator, steps: int) -> np.ndarray:
-        """``[steps, nodes]`` float64: the autoregression, started from its stationary distribution."""
-        n, has = len(self.source), self.source >= 0
-        src, delay = np.where(has, self.source, 0), self.lag + 1
-        std, mean = self.sigma / math.sqrt(1 - self.alpha ** 2), self.level
-        s = np.empty((steps, n))
-        s[:delay] = mean + std * rng.standard_normal((delay, n))
-        noise = self.sigma * rng.standard_normal((steps, n))
-        for t in range(delay, steps):
-            s[t] = mean + self.alpha * (s[t - delay, src] - mean) + noise[t]
+        """``[steps, nodes]`` float64: the autoregression, started from its stationary distribution (one lag) or
+        run in from the level (several; see the module docstring)."""
+        has = self.sources[0] >= 0
+        src = np.where(has, self.sources, 0)  # [K, n]
+        delays = [v + 1 for v in self.lags]
+        mean, n = self.level, src.shape[1]
+        if len(self.lags) == 1:
+            std, delay, warm = self.sigma / math.sqrt(1 - self.alpha ** 2), delays[0], 0
+            s = np.empty((steps, n))
+            s[:delay] = mean + std * rng.standard_normal((delay, n))
+        else:
+            delay = max(delays)
+            warm = delay * math.ceil(math.log(1e-6) / math.log(self.alpha)) if self.alpha > 0 else 0
+            s = np.empty((warm + steps, n))
+            s[:delay] = mean
+        noise = self.sigma * rng.standard_normal((len(s), n))
+        if len(self.lags) > 1:
+            s[:delay] += noise[:delay]
+        for t in range(delay, len(s)):
+            s[t] = mean + self.coefficient * sum(s[t - d, u] - mean for d, u in zip(delays, src)) + noise[t]
+        s = s[warm:]
         s[:, ~has] = 0.0
         return s
 
@@ -145,16 +182,36 @@ class LagHopTask(SensorDataset):
     def resolve_root(cls, root=None, **_) -> Optional[Path]:
         return Path(root) if root is not None else None
 
+    @property
+    def lag(self) -> int:
+        """The lag of a one-lag task."""
+        return self._single("lag", self.lags[0])
+
+    @property
+    def source(self) -> np.ndarray:
+        """``[nodes]`` int64: the sources of a one-lag task (``-1``: none)."""
+        return self._single("source", self.sources[0])
+
+    def _single(self, what: str, value):
+        if len(self.lags) > 1:
+            raise ValueError(f"this lag-hop task has {len(self.lags)} lags {list(self.lags)}: read .lags and "
+                             f".sources, not .{what}")
+        return value
+
     def oracle(self, x_mph: np.ndarray) -> np.ndarray:
-        """The true one-step forecast from input windows ``x_mph [windows, T, nodes]`` (mph, ``T > lag``):
-        ``mean + alpha * (x[:, T - 1 - lag, source] - mean)``, 0 for nodes without a source. ``[windows, nodes]``."""
-        t = x_mph.shape[1]
-        if t <= self.lag:
-            raise ValueError(f"a window of {t} steps does not see lag {self.lag}: use a window > {self.lag}")
-        src = np.where(self.source >= 0, self.source, 0)
-        out = self.level + self.alpha * (x_mph[:, t - 1 - self.lag, src] - self.level)
-        return np.where(self.source >= 0, out, 0.0)
+        """The true one-step forecast from input windows ``x_mph [windows, T, nodes]`` (mph, ``T > max(lags)``):
+        ``mean + (alpha / K) * sum_k (x[:, T - 1 - lag_k, sources[k]] - mean)``, 0 for nodes without a source.
+        ``[windows, nodes]``."""
+        t, far = x_mph.shape[1], max(self.lags)
+        if t <= far:
+            raise ValueError(f"a window of {t} steps does not see lag {far}: use a window > {far}")
+        has = self.sources[0] >= 0
+        src = np.where(has, self.sources, 0)
+        out = self.level + self.coefficient * sum(x_mph[:, t - 1 - lag, u] - self.level
+                                                  for lag, u in zip(self.lags, src))
+        return np.where(has, out, 0.0)
 
     def __repr__(self) -> str:
-        return (f"LagHopTask(graph={self.graph!r}, hop={self.hop}, lag={self.lag}, nodes={self.n_nodes}, "
+        lag = self.lags[0] if len(self.lags) == 1 else list(self.lags)
+        return (f"LagHopTask(graph={self.graph!r}, hop={self.hop}, lag={lag}, nodes={self.n_nodes}, "
                 f"steps={self.n_steps}, alpha={self.alpha}, sigma={self.sigma}, seed={self.seed})")

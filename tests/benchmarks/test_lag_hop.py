@@ -54,3 +54,24 @@ def test_windows_are_units_of_their_own(tmp_path, monkeypatch):
     rows = list(csv.DictReader(open(tmp_path / "out" / "results.csv")))
     assert sorted(int(r["window"]) for r in rows) == [6, 8]
     assert len(list((tmp_path / "runs").iterdir())) == 2
+
+
+def test_two_sources_and_a_weaker_signal_are_units_of_their_own(tmp_path):
+    """``--lags 1+4`` trains one unit on a task with a source at each lag; ``--alpha`` gets its own folder and row."""
+    base = ["--models", "tts_attn_none", "--hops", "1", "--nodes", "8", "--steps", "600", "--max-epochs", "1",
+            "--hidden-size", "8", "--batch-size", "16", "--window", "6",
+            "--runs", str(tmp_path / "runs"), "--out", str(tmp_path / "out")]
+    assert lag_hop.main(base + ["--lags", "1+4"]) == 0
+    assert lag_hop.main(base + ["--lags", "1+4", "--alpha", "0.5"]) == 0
+    rows = list(csv.DictReader(open(tmp_path / "out" / "results.csv")))
+    assert sorted((r["lag"], float(r["alpha"])) for r in rows) == [("1+4", 0.5), ("1+4", 0.9)]
+    for r in rows:
+        hits = [float(h) for h in r["source_hit_rates"].split("/")]
+        assert len(hits) == 2 and float(r["hit_rate"]) == pytest.approx(sum(hits) / 2, abs=1e-4)
+        assert len(r["profile_top"].split()) == 2
+    assert sorted(p.name for p in (tmp_path / "runs").iterdir()) == [
+        "tts_attn_none__h1-l1+4__s0__w6", "tts_attn_none__h1-l1+4__s0__w6__a0.5"]
+    table = lag_hop.markdown_table(rows)
+    assert table.count("| 1+4 |") == 2 and " / " in table
+    with pytest.raises(SystemExit):
+        lag_hop.main(base + ["--lags", "2+2"])

@@ -89,3 +89,37 @@ def test_a_configured_task_by_name():
 def test_bad_arguments_are_refused(kwargs, match):
     with pytest.raises(ValueError, match=match):
         LagHopTask(**{"steps": 100, **kwargs})
+
+
+def test_several_lags_one_source_each_sharing_alpha():
+    task = LagHopTask(hop=2, lag=[1, 9], graph="grid", n_nodes=36, steps=6000, alpha=0.8, sigma=3.0, seed=2)
+    assert task.lags == (1, 9) and task.sources.shape == (2, 36) and task.coefficient == pytest.approx(0.4)
+    for k in range(2):
+        for v, u in enumerate(task.sources[k]):
+            assert bfs_hops(task.adj, int(u))[v] == 2
+    assert (task.sources[0] != task.sources[1]).any()  # drawn independently
+    s = task.speed64
+    residual = s[10:] - 50.0 - 0.4 * (s[8:-2, task.sources[0]] - 50.0) - 0.4 * (s[:-10, task.sources[1]] - 50.0)
+    assert residual.std() == pytest.approx(3.0, rel=0.03)
+    assert abs(s[:500].mean() - 50.0) < 1.0 and s[:500].std() == pytest.approx(s[-500:].std(), rel=0.15)  # run in
+    splits = make_splits(task, window=12, horizon=1)
+    x, y = splits.test.raw_inputs(), splits.test.targets()[:, 0]
+    assert np.abs(task.oracle(x) - y).mean() == pytest.approx(task.noise_floor_mae, rel=0.05)
+    one = LagHopTask(hop=2, lag=1, graph="grid", n_nodes=36, steps=6000, alpha=0.8, sigma=3.0, seed=2)
+    assert np.abs(one.oracle(x) - y).mean() > 1.1 * task.noise_floor_mae  # one source is not the answer
+    for what in ("lag", "source"):
+        with pytest.raises(ValueError, match=f"2 lags \\[1, 9\\]: read .lags and .sources, not .{what}"):
+            getattr(task, what)
+    with pytest.raises(ValueError, match="does not see lag 9"):
+        task.oracle(x[:, -9:])
+
+
+def test_several_lags_by_name_and_refused_when_repeated():
+    task = get_dataset("lag_hop[hop=1,lag=[2,5],steps=200]")
+    assert task.lags == (2, 5) and dataset_slug("lag_hop[hop=1,lag=[2,5]]") == "lag_hop-hop1-lag2+5"
+    with pytest.raises(ValueError, match="the lags must be distinct"):
+        LagHopTask(lag=[3, 3], steps=100)
+    with pytest.raises(ValueError, match="lag must be an integer >= 0, got -1"):
+        LagHopTask(lag=[1, -1], steps=100)
+    with pytest.raises(ValueError, match="leaves no step"):
+        LagHopTask(lag=[1, 99], steps=100)
