@@ -22,7 +22,7 @@ from typing import Dict, List, Optional
 from .aggregation import Row, Table
 from .paper_table import VARIANT_OF, paper_rows
 
-__all__ = ["ARRANGEMENTS", "VariantOrder", "variant_orders", "ordering_markdown"]
+__all__ = ["ARRANGEMENTS", "VariantOrder", "variant_orders", "ordering_markdown", "seeds_separated"]
 
 #: Model-name prefix -> arrangement label.
 ARRANGEMENTS: Dict[str, str] = {"tas_attn": "T&S", "tts_attn": "TTS"}
@@ -63,7 +63,7 @@ def _published(metric: str) -> Optional[Dict[str, float]]:
     return {r["variant"]: r["metrics"][metric][0] for r in rows}
 
 
-def _separated(a: Row, b: Row, metric: str) -> bool:
+def seeds_separated(a: Row, b: Row, metric: str) -> bool:
     """Paired t-test (``scipy.stats.ttest_rel``) over the seeds both rows have (``n >= 2``), two-sided, 5 %."""
     from scipy.stats import ttest_rel
 
@@ -108,7 +108,7 @@ def variant_orders(table: Table, metric: Optional[str] = None) -> List[VariantOr
         for i, j in pairs:
             same = published is not None and (stats[i].mean - stats[j].mean) * (published[i] - published[j]) > 0
             agree += same
-            if _separated(found[i], found[j], metric):
+            if seeds_separated(found[i], found[j], metric):
                 sep += 1
                 sep_pairs.append((i, j) if stats[i].mean < stats[j].mean else (j, i))
                 sep_agree += same

@@ -16,6 +16,7 @@ from typing import Dict, Iterable, List, Optional, Union
 from .aggregation import METRICS, Row, Table, aggregate, build_tables, collect, overrides_suffix
 from .calibration import mismatch_message, same_compute
 from .ordering import ordering_markdown
+from .windows import window_gains_markdown
 from .figures import new_figure
 from .paper_table import DATASET as PAPER_DATASET
 from .paper_table import LABEL as PAPER_LABEL
@@ -357,6 +358,10 @@ def write_report(results_dir: Union[str, Path], out_dir: Optional[Union[str, Pat
     out_dir.mkdir(parents=True, exist_ok=True)
     text = report_markdown(tables, paper=paper, source=str(results_dir))
     tables_text = [table_markdown(t, paper=paper) for t in tables]
+    gains = window_gains_markdown(tables)
+    if gains:
+        text += "\n" + gains + "\n"
+        tables_text.append(gains)
     curves = collect_curves(results_dir)
     if not same_compute(c.gemm_gflops for c in curves):  # the plot's one time axis needs a caveat
         caveat = ("> **Time-to-accuracy plot:** " + mismatch_message("the trained units of this folder",

@@ -17,15 +17,15 @@ def make_result(model: str, seed: Optional[int], values: Dict[str, float], *, ki
                 budget: str = "cpu-small", overrides: Optional[dict] = None, model_overrides: Optional[dict] = None,
                 protocol: str = "dcrnn", horizon: int = 12, windows: int = 100, default: float = 5.0,
                 parameters: int = 1000, train_time_s: float = 10.0, rss_mb: float = 500.0,
-                steps: int = 150) -> dict:
+                steps: int = 150, window: int = 12) -> dict:
     """A schema-conforming result; metric columns not in ``values`` get ``default``."""
     overrides = dict(overrides or {})
-    unit = Unit(model, kind, protocol, horizon, 12, budget, seed if kind == "model" else None,
+    unit = Unit(model, kind, protocol, horizon, window, budget, seed if kind == "model" else None,
                 tuple(sorted(overrides.items())), tuple(sorted((model_overrides or {}).items())))
     metrics = {c: float(values.get(c, default)) for c in metric_columns(horizon)}
     return {
         "schema": SCHEMA, "unit_id": unit.unit_id, "settings": json.loads(json.dumps(unit.settings())),
-        "model": model, "kind": kind, "protocol": protocol, "horizon": horizon, "window": 12, "budget": budget,
+        "model": model, "kind": kind, "protocol": protocol, "horizon": horizon, "window": window, "budget": budget,
         "budget_label": unit.budget_label, "cpu_budget": is_cpu_budget(budget),
         "full_budget": not is_cpu_budget(budget) and not overrides, "overrides": overrides,
         "model_overrides": dict(model_overrides or {}), "seed": unit.seed,
