@@ -111,14 +111,14 @@ class LagHopTask(SensorDataset):
                 raise ValueError(f"lag_hop: {label} must be an integer >= {low}, got {value!r}")
         if len(set(lags)) < len(lags):
             raise ValueError(f"lag_hop: the lags must be distinct, got {list(lags)}")
-        lag = max(lags)
         if graph not in GRAPHS:
             raise ValueError(f"lag_hop: graph must be one of {GRAPHS}, got {graph!r}")
         if not 0 <= alpha < 1 or sigma <= 0:
             raise ValueError(f"lag_hop: need 0 <= alpha < 1 and sigma > 0 (a stationary series), got alpha={alpha}, "
                              f"sigma={sigma}")
-        if steps <= lag + 1:
-            raise ValueError(f"lag_hop: steps={steps} leaves no step after the first source reading (lag={lag})")
+        if steps <= max(lags) + 1:
+            raise ValueError(f"lag_hop: steps={steps} leaves no step after the first source reading "
+                             f"(lag={max(lags)})")
         self.hop, self.lags, self.graph, self.seed = int(hop), tuple(int(v) for v in lags), graph, seed
         self.alpha, self.sigma, self.level = float(alpha), float(sigma), float(mean)
         self.coefficient = self.alpha / len(self.lags)
