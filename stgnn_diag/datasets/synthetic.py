@@ -88,8 +88,7 @@ class LagHopTask(SensorDataset):
 
     Attributes (beyond :class:`SensorDataset`'s):
         lags: the lags, a tuple of ``K`` ints (``(lag,)`` for one).
-        sources: ``[K, nodes]`` int64, each node's source for each lag (``-1``: none, the node is missing
-            throughout).
+        sources: ``[K, nodes]`` int64, each node's source per lag (``-1``: none, the node is missing throughout).
         coefficient: each source's coefficient, ``alpha / K``.
         lag, source: the lag and ``[nodes]`` sources of a one-lag task (a ``ValueError`` for several).
         hops: ``[nodes, nodes]`` float64, the graph's hop counts (:func:`~stgnn_diag.nn.hops.hop_distances`).
